@@ -1,0 +1,847 @@
+"""The state bank: records with state roles, kept in a host vector store.
+
+:class:`StateBank` is the bank level of A-TMA. It stores :class:`MemoryRecord`
+rows in a host (Chroma by default), and its core operation is
+:meth:`StateBank.commit`: write a new record together with decisions about
+earlier records (supersede, transition, coexist, scoped exception, related,
+duplicate), as **one** host write.
+
+Invariants (enforced on every commit, checked by :meth:`StateBank.verify`):
+
+* a single-valued slot never has two ``active`` records unless they are linked
+  as ``coexists`` or ``scoped_exception``;
+* superseded records are never deleted and stay retrievable;
+* links are reciprocal (``supersedes`` <-> ``superseded_by``, ``evolves_from``
+  <-> ``evolves_to``; ``coexists``, ``scoped_exception``, ``related`` both ways);
+* committing the same source event twice is idempotent;
+* a commit is applied as one write: a journal entry holding the full after-image
+  of every touched row is written first, then all rows in one ``upsert``, then
+  the entry is dropped. A bank opened after a crash rolls pending entries
+  forward (only over rows that did not change since), so no partial commit
+  stays visible.
+* nothing crosses namespaces: every read filters on the namespace, and ids of
+  another namespace are reported as missing.
+
+Example:
+    >>> from langchain_atma.bank import StateBank, CommitDecision, CommitAction
+    >>> from langchain_atma.records import MemoryRecord
+    >>> from langchain_core.embeddings import DeterministicFakeEmbedding
+    >>> bank = StateBank.in_memory(embeddings=DeterministicFakeEmbedding(size=16))
+    >>> old = bank.commit(MemoryRecord(namespace="u", content="I live in Boston.",
+    ...                                slot="location")).record
+    >>> new = bank.commit(
+    ...     MemoryRecord(namespace="u", content="I moved to Denver.", slot="location"),
+    ...     [CommitDecision(action=CommitAction.SUPERSEDE, target_id=old.id)]).record
+    >>> bank.get("u", old.id).status.value, bank.get("u", new.id).status.value
+    ('superseded', 'active')
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import os
+import threading
+import time
+import uuid
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+from pydantic import BaseModel, Field
+
+from langchain_atma.bank.hosts import ChromaHost, HostFilter, HostRow, HostStore
+from langchain_atma.errors import (
+    AtmaError,
+    CommitError,
+    InvalidQueryError,
+    InvalidRecordError,
+    RecordNotFoundError,
+)
+from langchain_atma.records import (
+    RECIPROCAL_LINKS,
+    Link,
+    LinkType,
+    MemoryRecord,
+    Provenance,
+    RecordStatus,
+    TransitionInfo,
+    validate_namespace,
+)
+
+__all__ = [
+    "CommitAction",
+    "CommitDecision",
+    "CommitResult",
+    "DEFAULT_MULTI_VALUED_SLOTS",
+    "ScoredRecord",
+    "StateBank",
+    "Violation",
+]
+
+logger = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+DEFAULT_PATH = "./.atma"
+DEFAULT_COLLECTION = "atma_memory"
+
+DEFAULT_MULTI_VALUED_SLOTS: frozenset[str] = frozenset(
+    {
+        "hobbies", "hobby", "likes", "dislikes", "preferences", "preference", "interests",
+        "skills", "languages", "friends", "goals", "activities", "favorites", "favourites",
+    }
+)
+"""Slot families that may hold several active values at once.
+
+A slot key may carry a sub-key after a colon (``likes:food``); its family is the
+part before the colon. Every other slot is single-valued.
+"""
+
+_STATE_LINKS = {
+    LinkType.SUPERSEDES, LinkType.SUPERSEDED_BY, LinkType.EVOLVES_FROM, LinkType.EVOLVES_TO,
+    LinkType.COEXISTS, LinkType.SCOPED_EXCEPTION,
+}
+
+
+class CommitAction(str, Enum):
+    """What a commit does to one earlier record."""
+
+    SUPERSEDE = "supersede"
+    """The new record replaces the target: target -> superseded, new -> active.
+    When the target is a transition record, it is the change that led to the new
+    state: ``evolves_to`` / ``evolves_from`` links, statuses unchanged."""
+    TRANSITION = "transition"
+    """The new record describes the change away from the target: new -> transition,
+    target -> superseded, ``evolves_from`` / ``evolves_to`` links."""
+    COEXIST = "coexist"
+    """Both stay active, linked ``coexists``."""
+    SCOPED_EXCEPTION = "scoped_exception"
+    """Both stay active; the new one qualifies the target (``scoped_exception``)."""
+    RELATED = "related"
+    """A weak ``related`` link, no state change."""
+    DUPLICATE = "duplicate"
+    """The new record restates the target: nothing is written (no-op)."""
+
+
+class CommitDecision(BaseModel):
+    """One decision about an earlier record, applied by :meth:`StateBank.commit`."""
+
+    action: CommitAction = Field(description="What to do with the target record.")
+    target_id: str = Field(min_length=1, description="Id of the earlier record.")
+    reason: str = Field(default="", description="Short human-readable reason.")
+    transition: TransitionInfo | None = Field(
+        default=None, description="Transition metadata (for TRANSITION decisions)."
+    )
+
+
+class CommitResult(BaseModel):
+    """Outcome of one commit."""
+
+    commit_id: str = Field(description="Id of the commit (journal entry id).")
+    record: MemoryRecord | None = Field(
+        default=None, description="The new record as stored (None for a duplicate)."
+    )
+    updated: list[MemoryRecord] = Field(
+        default_factory=list, description="Earlier records whose status or links changed."
+    )
+    applied: list[CommitDecision] = Field(default_factory=list, description="Decisions applied.")
+    duplicate_of: str | None = Field(default=None, description="Set when the commit was a no-op.")
+    idempotent: bool = Field(
+        default=False, description="True when the source event was already committed."
+    )
+
+
+class ScoredRecord(BaseModel):
+    """A search hit."""
+
+    record: MemoryRecord = Field(description="The record.")
+    score: float = Field(description="Cosine similarity to the query (higher is closer).")
+
+
+class Violation(BaseModel):
+    """An invariant violation found by :meth:`StateBank.verify`."""
+
+    kind: str = Field(description="dangling_link | missing_reciprocal | double_active | "
+                      "orphan_superseded | bad_row")
+    record_id: str = Field(description="The record where it was found.")
+    detail: str = Field(description="What is wrong.")
+
+
+# ---------------------------------------------------------------- row (de)serialization
+
+_seq_counter = itertools.count()
+_seq_lock = threading.Lock()
+
+
+def _next_seq() -> int:
+    with _seq_lock:
+        return time.time_ns() + next(_seq_counter) % 1000
+
+
+def _record_to_row(rec: MemoryRecord, embedding: Sequence[float] | None, rev: int) -> HostRow:
+    md: dict[str, Any] = dict(rec.metadata)
+    md.update(
+        {
+            "atma_v": SCHEMA_VERSION,
+            "atma_ns": rec.namespace,
+            "atma_status": rec.status.value,
+            "atma_links": json.dumps([[lk.type.value, lk.target] for lk in rec.links]),
+            "atma_time": rec.time.isoformat(),
+            "atma_ts": rec.time.timestamp(),
+            "atma_seq": int(rec.seq),
+            "atma_rev": int(rev),
+        }
+    )
+    optional = {
+        "atma_slot": rec.slot,
+        "atma_event": rec.provenance.source_event_id,
+        "atma_speaker": rec.provenance.speaker,
+        "atma_session": rec.provenance.session_id,
+        "atma_transition": rec.transition.model_dump_json() if rec.transition else None,
+    }
+    md.update({k: v for k, v in optional.items() if v is not None})
+    return HostRow(
+        id=rec.id,
+        text=rec.content,
+        embedding=None if embedding is None else [float(x) for x in embedding],
+        metadata=md,
+    )
+
+
+def _row_to_record(row: HostRow) -> MemoryRecord:
+    md = row.metadata
+    try:
+        links = [Link(type=LinkType(t), target=str(g)) for t, g in json.loads(md["atma_links"])]
+        transition = (
+            TransitionInfo.model_validate_json(md["atma_transition"])
+            if md.get("atma_transition")
+            else None
+        )
+        return MemoryRecord(
+            id=row.id,
+            namespace=md["atma_ns"],
+            content=row.text,
+            time=md["atma_time"],
+            status=md["atma_status"],
+            links=links,
+            slot=md.get("atma_slot"),
+            provenance=Provenance(
+                source_event_id=md.get("atma_event"),
+                speaker=md.get("atma_speaker"),
+                session_id=md.get("atma_session"),
+            ),
+            transition=transition,
+            metadata={k: v for k, v in md.items() if not k.startswith("atma_")},
+            seq=int(md.get("atma_seq", 0)),
+        )
+    except (KeyError, ValueError, TypeError, AtmaError) as exc:
+        raise InvalidRecordError(f"host row {row.id!r} is not a valid atma record: {exc}") from exc
+
+
+def _slot_family(slot: str) -> str:
+    return slot.split(":", 1)[0].strip().lower()
+
+
+# --------------------------------------------------------------------------- the bank
+
+
+class StateBank:
+    """State-aware memory bank over a host vector store.
+
+    Host selection, first match wins: ``host`` argument; ``url`` argument or
+    ``ATMA_CHROMA_URL`` (a Chroma server); ``path`` argument or ``ATMA_PATH``
+    (embedded Chroma ``PersistentClient``); default ``./.atma``.
+
+    Args:
+        host: any :class:`~langchain_atma.bank.hosts.HostStore`.
+        path: directory of the embedded Chroma bank.
+        url: URL of a Chroma server (``chroma run``), e.g. ``http://127.0.0.1:8000``.
+        collection_name: Chroma collection (``ATMA_COLLECTION``; default ``atma_memory``).
+        embeddings: any LangChain embeddings; default all-MiniLM-L6-v2 (offline).
+        multi_valued_slots: slot families that may hold several active values.
+        recover: roll pending journal entries forward on open (default True).
+    """
+
+    def __init__(
+        self,
+        *,
+        host: HostStore | None = None,
+        path: str | os.PathLike[str] | None = None,
+        url: str | None = None,
+        collection_name: str | None = None,
+        embeddings: Embeddings | None = None,
+        multi_valued_slots: Iterable[str] | None = None,
+        recover: bool = True,
+    ) -> None:
+        collection = collection_name or os.environ.get("ATMA_COLLECTION") or DEFAULT_COLLECTION
+        if host is None:
+            url = url or os.environ.get("ATMA_CHROMA_URL") or None
+            if url:
+                host = ChromaHost.server(url, collection)
+            else:
+                bank_path = Path(path or os.environ.get("ATMA_PATH") or DEFAULT_PATH)
+                host = ChromaHost.persistent(bank_path, collection)
+        self.host: HostStore = host
+        if embeddings is None:
+            from langchain_atma.embeddings import default_embeddings
+
+            embeddings = default_embeddings()
+        self.embeddings: Embeddings = embeddings
+        self.multi_valued_slots = frozenset(
+            s.lower() for s in (multi_valued_slots or DEFAULT_MULTI_VALUED_SLOTS)
+        )
+        self._lock = threading.RLock()
+        if recover:
+            self.recover()
+
+    @classmethod
+    def in_memory(cls, *, embeddings: Embeddings | None = None, **kwargs: Any) -> StateBank:
+        """A bank on an ephemeral in-memory Chroma collection (tests, demos)."""
+        return cls(host=ChromaHost.ephemeral(), embeddings=embeddings, **kwargs)
+
+    # ------------------------------------------------------------------ embeddings
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed texts with the bank's embeddings (float32 matrix)."""
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        encode = getattr(self.embeddings, "encode", None)
+        if callable(encode):
+            return np.asarray(encode(list(texts)), dtype=np.float32)
+        return np.asarray(self.embeddings.embed_documents(list(texts)), dtype=np.float32)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Embed one query."""
+        return np.asarray(self.embeddings.embed_query(text), dtype=np.float32)
+
+    def is_single_valued(self, slot: str | None) -> bool:
+        """Whether a slot may hold only one active record (unless coexisting)."""
+        return bool(slot) and _slot_family(slot or "") not in self.multi_valued_slots
+
+    # ------------------------------------------------------------------ reads
+    def get(self, namespace: str, record_id: str) -> MemoryRecord:
+        """Fetch one record.
+
+        Raises:
+            RecordNotFoundError: when no record with that id exists in the namespace.
+        """
+        validate_namespace(namespace)
+        recs = self.get_many(namespace, [record_id])
+        if not recs:
+            raise RecordNotFoundError(
+                f"record {record_id!r} not found in namespace {namespace!r}"
+            )
+        return recs[0]
+
+    def get_many(self, namespace: str, ids: Sequence[str]) -> list[MemoryRecord]:
+        """Records for the ids that exist in the namespace, in the order asked."""
+        validate_namespace(namespace)
+        uniq = list(dict.fromkeys(i for i in ids if isinstance(i, str) and i))
+        rows = {r.id: r for r in self.host.get(uniq)}
+        out = []
+        for rid in uniq:
+            row = rows.get(rid)
+            if row is not None and row.metadata.get("atma_ns") == namespace:
+                out.append(_row_to_record(row))
+        return out
+
+    def vectors(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Stored embeddings of records (no re-encoding), keyed by id."""
+        validate_namespace(namespace)
+        out: dict[str, np.ndarray] = {}
+        for row in self.host.get(list(dict.fromkeys(ids))):
+            if row.metadata.get("atma_ns") == namespace and row.embedding is not None:
+                out[row.id] = np.asarray(row.embedding, dtype=np.float32)
+        return out
+
+    def find_by_event(self, namespace: str, source_event_id: str) -> MemoryRecord | None:
+        """The record written for a source event, if any."""
+        validate_namespace(namespace)
+        rows = self.host.scan(HostFilter(namespace, equals={"atma_event": source_event_id}))
+        return _row_to_record(rows[0]) if rows else None
+
+    def records(self, namespace: str, *, statuses: Iterable[RecordStatus] | None = None) -> (
+        list[MemoryRecord]
+    ):
+        """All records of a namespace in chronological order."""
+        validate_namespace(namespace)
+        flt = HostFilter(namespace)
+        if statuses is not None:
+            flt = HostFilter(namespace, any_of={"atma_status": tuple(s.value for s in statuses)})
+        recs = [_row_to_record(r) for r in self.host.scan(flt)]
+        return sorted(recs, key=lambda r: r.sort_key)
+
+    def count(self, namespace: str) -> int:
+        """Number of records in a namespace."""
+        validate_namespace(namespace)
+        return len(self.host.scan(HostFilter(namespace)))
+
+    def search(
+        self,
+        namespace: str,
+        query: str,
+        k: int = 5,
+        *,
+        statuses: Iterable[RecordStatus] | None = None,
+    ) -> list[ScoredRecord]:
+        """Host semantic search inside one namespace.
+
+        Raises:
+            InvalidQueryError: for an empty query or ``k < 1``.
+        """
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidQueryError("query is empty")
+        return self.search_by_vector(namespace, self.embed_query(query), k, statuses=statuses)
+
+    def search_by_vector(
+        self,
+        namespace: str,
+        vector: Sequence[float] | np.ndarray,
+        k: int = 5,
+        *,
+        statuses: Iterable[RecordStatus] | None = None,
+    ) -> list[ScoredRecord]:
+        """Vector search inside one namespace, optionally restricted by status."""
+        validate_namespace(namespace)
+        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+            raise InvalidQueryError(f"k must be a positive integer, got {k!r}")
+        flt = HostFilter(namespace)
+        if statuses is not None:
+            flt = HostFilter(namespace, any_of={"atma_status": tuple(s.value for s in statuses)})
+        hits = self.host.query([float(x) for x in vector], k, flt)
+        return [
+            ScoredRecord(record=_row_to_record(row), score=score)
+            for row, score in hits
+            if row.metadata.get("atma_ns") == namespace
+        ]
+
+    def linked(self, namespace: str, record: MemoryRecord, *types: LinkType) -> (
+        list[tuple[LinkType, MemoryRecord]]
+    ):
+        """Records a record links to (optionally through given link types)."""
+        pairs = [(lk.type, lk.target) for lk in record.links if not types or lk.type in types]
+        found = {r.id: r for r in self.get_many(namespace, [t for _, t in pairs])}
+        return [(t, found[g]) for t, g in pairs if g in found]
+
+    def chains(self, namespace: str) -> list[list[MemoryRecord]]:
+        """State chains: records connected by state links, each in time order.
+
+        Records without any state link are not included.
+        """
+        recs = {r.id: r for r in self.records(namespace)}
+        parent: dict[str, str] = {}
+
+        def find(x: str) -> str:
+            while parent.get(x, x) != x:
+                x = parent[x]
+            return x
+
+        for r in recs.values():
+            for lk in r.links:
+                if lk.type in _STATE_LINKS and lk.target in recs:
+                    a, b = find(r.id), find(lk.target)
+                    if a != b:
+                        parent[a] = b
+        groups: dict[str, list[MemoryRecord]] = {}
+        for r in recs.values():
+            if any(lk.type in _STATE_LINKS for lk in r.links):
+                groups.setdefault(find(r.id), []).append(r)
+        chains = [sorted(g, key=lambda r: r.sort_key) for g in groups.values()]
+        return sorted(chains, key=lambda c: c[0].sort_key)
+
+    # ------------------------------------------------------------------ commit
+    def add(self, record: MemoryRecord, *, embedding: Sequence[float] | None = None) -> (
+        MemoryRecord
+    ):
+        """Store a record with no decisions (a plain append)."""
+        res = self.commit(record, (), embedding=embedding)
+        assert res.record is not None
+        return res.record
+
+    def commit(
+        self,
+        record: MemoryRecord,
+        decisions: Sequence[CommitDecision] = (),
+        *,
+        embedding: Sequence[float] | np.ndarray | None = None,
+    ) -> CommitResult:
+        """Write ``record`` and apply ``decisions`` about earlier records, as one write.
+
+        Args:
+            record: the new record. Links it already carries are applied too
+                (``supersedes``, ``evolves_from``, ``coexists``,
+                ``scoped_exception`` and ``related`` are turned into decisions;
+                reciprocal links are added to the targets).
+            decisions: what to do with earlier records of the same namespace.
+            embedding: the record's vector if already computed (avoids a second
+                encoder pass); computed with the bank's embeddings otherwise.
+
+        Returns:
+            A :class:`CommitResult`.
+
+        Raises:
+            RecordNotFoundError: a decision or link names an id that is not in
+                the namespace.
+            CommitError: the decisions are inconsistent, or would break the
+                single-active-per-slot invariant. Nothing is written.
+        """
+        if not isinstance(record, MemoryRecord):
+            raise InvalidRecordError(f"commit expects a MemoryRecord, got {type(record).__name__}")
+        decisions = [
+            d if isinstance(d, CommitDecision) else CommitDecision.model_validate(d)
+            for d in decisions
+        ]
+        ns = record.namespace
+        with self._lock:
+            # 1. idempotency
+            event = record.provenance.source_event_id
+            if event:
+                existing = self.find_by_event(ns, event)
+                if existing is not None:
+                    return CommitResult(
+                        commit_id="", record=existing, idempotent=True,
+                    )
+            clash = self.host.get([record.id])
+            if clash:
+                if clash[0].metadata.get("atma_ns") == ns and clash[0].text == record.content:
+                    return CommitResult(
+                        commit_id="", record=_row_to_record(clash[0]), idempotent=True
+                    )
+                raise CommitError(f"record id {record.id!r} already exists")
+
+            # 2. links carried by the record become decisions
+            decisions = decisions + self._decisions_from_links(record)
+            new = record.model_copy(deep=True)
+            new.links = []  # re-added, with reciprocals, by the decisions below
+            self._check_decisions(new, decisions)
+
+            # 3. load targets (namespace-checked)
+            target_ids = list(dict.fromkeys(d.target_id for d in decisions))
+            targets = {r.id: r for r in self.get_many(ns, target_ids)}
+            missing = [t for t in target_ids if t not in targets]
+            if missing:
+                raise RecordNotFoundError(
+                    f"commit names record(s) {missing} not found in namespace {ns!r}"
+                )
+            before = [r for r in self.host.get(target_ids) if r.metadata.get("atma_ns") == ns]
+            revs = {r.id: int(r.metadata.get("atma_rev", 0)) for r in before}
+
+            dup = [d for d in decisions if d.action is CommitAction.DUPLICATE]
+            if dup:
+                return CommitResult(commit_id="", duplicate_of=dup[0].target_id, applied=dup)
+
+            # 4. apply decisions in memory
+            new.seq = _next_seq()
+            changed: dict[str, MemoryRecord] = {}
+            for d in decisions:
+                tgt = changed.get(d.target_id) or targets[d.target_id].model_copy(deep=True)
+                self._apply(new, tgt, d)
+                changed[tgt.id] = tgt
+
+            # 5. invariant: single active per single-valued slot
+            self._check_slot_invariant(new, changed)
+
+            # 6. one journaled write
+            vec = embedding
+            if vec is None:
+                vec = self.embed([new.content])[0]
+            rows = [_record_to_row(new, list(map(float, vec)), 1)]
+            rows += [_record_to_row(t, None, revs.get(t.id, 0) + 1) for t in changed.values()]
+            commit_id = self._write(rows, before, new.id)
+            return CommitResult(
+                commit_id=commit_id,
+                record=new,
+                updated=list(changed.values()),
+                applied=list(decisions),
+            )
+
+    # -- commit helpers ------------------------------------------------------------
+    @staticmethod
+    def _decisions_from_links(record: MemoryRecord) -> list[CommitDecision]:
+        mapping = {
+            LinkType.SUPERSEDES: CommitAction.SUPERSEDE,
+            LinkType.EVOLVES_FROM: CommitAction.TRANSITION,
+            LinkType.COEXISTS: CommitAction.COEXIST,
+            LinkType.SCOPED_EXCEPTION: CommitAction.SCOPED_EXCEPTION,
+            LinkType.RELATED: CommitAction.RELATED,
+        }
+        out = []
+        for lk in record.links:
+            if lk.type not in mapping:
+                raise CommitError(
+                    f"a new record cannot carry a {lk.type.value!r} link; commit the newer "
+                    "record with the forward link (supersedes / evolves_from) instead"
+                )
+            out.append(CommitDecision(action=mapping[lk.type], target_id=lk.target,
+                                      reason="link carried by the record"))
+        return out
+
+    @staticmethod
+    def _check_decisions(new: MemoryRecord, decisions: Sequence[CommitDecision]) -> None:
+        seen: dict[str, CommitAction] = {}
+        for d in decisions:
+            if d.target_id == new.id:
+                raise CommitError("a record cannot hold a decision about itself")
+            prev = seen.get(d.target_id)
+            if prev is not None and prev is not d.action:
+                raise CommitError(
+                    f"conflicting decisions for {d.target_id}: {prev.value} and {d.action.value}"
+                )
+            seen[d.target_id] = d.action
+        if any(d.action is CommitAction.DUPLICATE for d in decisions) and len(seen) > 1:
+            raise CommitError("a duplicate decision cannot be combined with other decisions")
+
+    @staticmethod
+    def _link(a: MemoryRecord, type_: LinkType, b: MemoryRecord) -> None:
+        if not a.has_link(type_, b.id):
+            a.links = [*a.links, Link(type=type_, target=b.id)]
+        back = RECIPROCAL_LINKS[type_]
+        if not b.has_link(back, a.id):
+            b.links = [*b.links, Link(type=back, target=a.id)]
+
+    def _apply(self, new: MemoryRecord, tgt: MemoryRecord, d: CommitDecision) -> None:
+        act = d.action
+        if act is CommitAction.SUPERSEDE:
+            if tgt.status is RecordStatus.TRANSITION:
+                self._link(new, LinkType.EVOLVES_FROM, tgt)
+            else:
+                self._link(new, LinkType.SUPERSEDES, tgt)
+                tgt.status = RecordStatus.SUPERSEDED
+        elif act is CommitAction.TRANSITION:
+            new.status = RecordStatus.TRANSITION
+            if d.transition is not None and new.transition is None:
+                new.transition = d.transition
+            self._link(new, LinkType.EVOLVES_FROM, tgt)
+            if tgt.status is RecordStatus.ACTIVE:
+                tgt.status = RecordStatus.SUPERSEDED
+        elif act is CommitAction.COEXIST:
+            self._link(new, LinkType.COEXISTS, tgt)
+        elif act is CommitAction.SCOPED_EXCEPTION:
+            self._link(new, LinkType.SCOPED_EXCEPTION, tgt)
+        elif act is CommitAction.RELATED:
+            self._link(new, LinkType.RELATED, tgt)
+
+    def _check_slot_invariant(self, new: MemoryRecord, changed: dict[str, MemoryRecord]) -> None:
+        if new.status is not RecordStatus.ACTIVE or not self.is_single_valued(new.slot):
+            return
+        assert new.slot is not None
+        rows = self.host.scan(
+            HostFilter(new.namespace, equals={"atma_slot": new.slot,
+                                              "atma_status": RecordStatus.ACTIVE.value})
+        )
+        clash = []
+        for row in rows:
+            rec = changed.get(row.id) or _row_to_record(row)
+            if rec.status is not RecordStatus.ACTIVE:
+                continue
+            if new.has_link(LinkType.COEXISTS, rec.id) or new.has_link(
+                LinkType.SCOPED_EXCEPTION, rec.id
+            ):
+                continue
+            clash.append(rec.id)
+        if clash:
+            raise CommitError(
+                f"slot {new.slot!r} would have two active records ({clash} and the new one); "
+                "supersede them, or link them as coexists / scoped_exception"
+            )
+
+    def _write(self, rows: list[HostRow], before: list[HostRow], new_id: str) -> str:
+        """Journal, then one upsert, then drop the journal entry.
+
+        If the upsert raises in this process, the rows are rolled back to their
+        before-images and the error is re-raised (nothing changed). If the process
+        dies instead, :meth:`recover` rolls the entry forward on the next open.
+        """
+        commit_id = f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}"
+        pre_revs = {r.id: int(r.metadata.get("atma_rev", 0)) for r in before}
+        payload = json.dumps(
+            {
+                "commit_id": commit_id,
+                "pre_revs": pre_revs,
+                "rows": [
+                    {"id": r.id, "text": r.text, "embedding": r.embedding, "metadata": r.metadata}
+                    for r in rows
+                ],
+            }
+        )
+        self.host.journal_put(commit_id, payload)
+        try:
+            self.host.upsert(rows)
+        except Exception as exc:
+            try:
+                if new_id:
+                    self.host.delete([new_id])
+                if before:
+                    self.host.upsert(before)
+                self.host.journal_delete(commit_id)
+            except Exception as rb_exc:  # noqa: BLE001
+                logger.error("rollback of commit %s failed: %s", commit_id, rb_exc)
+                raise CommitError(
+                    f"commit {commit_id} failed ({exc}) and could not be rolled back; "
+                    "it stays journaled and is completed by recover() on the next open"
+                ) from exc
+            if isinstance(exc, AtmaError):
+                raise
+            raise CommitError(f"commit failed and was rolled back: {exc}") from exc
+        self.host.journal_delete(commit_id)
+        return commit_id
+
+    # ------------------------------------------------------------------ recovery
+    def recover(self) -> int:
+        """Roll pending journal entries forward; returns how many were applied.
+
+        A row is rewritten only when it is missing or still at the revision the
+        commit started from, so a stale entry never overwrites newer state.
+        """
+        applied = 0
+        with self._lock:
+            for entry_id, payload in self.host.journal_pending():
+                try:
+                    data = json.loads(payload)
+                    rows = [HostRow(**r) for r in data["rows"]]
+                    pre = {k: int(v) for k, v in data.get("pre_revs", {}).items()}
+                except (ValueError, KeyError, TypeError):
+                    logger.warning("dropping unreadable journal entry %s", entry_id)
+                    self.host.journal_delete(entry_id)
+                    continue
+                current = {r.id: r for r in self.host.get([r.id for r in rows])}
+                todo = []
+                for row in rows:
+                    cur = current.get(row.id)
+                    want_rev = int(row.metadata.get("atma_rev", 0))
+                    if cur is None:
+                        if row.embedding is not None:
+                            todo.append(row)
+                        continue
+                    cur_rev = int(cur.metadata.get("atma_rev", 0))
+                    if cur_rev == pre.get(row.id, want_rev - 1) and cur_rev < want_rev:
+                        todo.append(row)
+                if todo:
+                    self.host.upsert(todo)
+                    applied += 1
+                self.host.journal_delete(entry_id)
+        return applied
+
+    # ------------------------------------------------------------------ maintenance
+    def clear(self, namespace: str) -> int:
+        """Delete EVERY record of one namespace (history included); returns the count.
+
+        Other namespaces are untouched.
+        """
+        validate_namespace(namespace)
+        with self._lock:
+            ids = [r.id for r in self.host.scan(HostFilter(namespace))]
+            self.host.delete(ids)
+            return len(ids)
+
+    def verify(self, namespace: str) -> list[Violation]:
+        """Check the bank invariants for a namespace; returns the violations found."""
+        recs = {r.id: r for r in self.records(namespace)}
+        out: list[Violation] = []
+        for r in recs.values():
+            for lk in r.links:
+                tgt = recs.get(lk.target)
+                if tgt is None:
+                    out.append(Violation(kind="dangling_link", record_id=r.id,
+                                         detail=f"{lk.type.value} -> missing {lk.target}"))
+                    continue
+                back = RECIPROCAL_LINKS[lk.type]
+                if not tgt.has_link(back, r.id):
+                    out.append(Violation(kind="missing_reciprocal", record_id=r.id,
+                                         detail=f"{lk.type.value} -> {tgt.id} lacks "
+                                                f"{back.value} back"))
+            if r.status is RecordStatus.SUPERSEDED and not r.targets(
+                LinkType.SUPERSEDED_BY, LinkType.EVOLVES_TO
+            ):
+                out.append(Violation(kind="orphan_superseded", record_id=r.id,
+                                     detail="superseded without a successor link"))
+        by_slot: dict[str, list[MemoryRecord]] = {}
+        for r in recs.values():
+            if r.status is RecordStatus.ACTIVE and self.is_single_valued(r.slot):
+                by_slot.setdefault(r.slot or "", []).append(r)
+        for slot, group in by_slot.items():
+            for a, b in itertools.combinations(group, 2):
+                if not (a.has_link(LinkType.COEXISTS, b.id)
+                        or a.has_link(LinkType.SCOPED_EXCEPTION, b.id)
+                        or b.has_link(LinkType.COEXISTS, a.id)
+                        or b.has_link(LinkType.SCOPED_EXCEPTION, a.id)):
+                    out.append(Violation(kind="double_active", record_id=b.id,
+                                         detail=f"slot {slot!r}: {a.id} and {b.id} both active"))
+        return out
+
+    def repair(self, namespace: str) -> list[Violation]:
+        """Repair invariant violations of a namespace; returns what was fixed.
+
+        Rules (applied in this order, written as one journaled upsert):
+
+        * a dangling link (target missing) is removed;
+        * a missing reciprocal link is added to the target;
+        * a superseded record with no successor link becomes ``active`` again
+          (its successor was lost, so it is the latest known state);
+        * two active records of a single-valued slot that are not linked as
+          coexisting: the older one is superseded by the newer one.
+
+        No record is ever deleted.
+        """
+        with self._lock:
+            recs = {r.id: r.model_copy(deep=True) for r in self.records(namespace)}
+            fixed: list[Violation] = []
+            touched: set[str] = set()
+            for r in recs.values():
+                keep = []
+                for lk in r.links:
+                    if lk.target not in recs:
+                        fixed.append(Violation(kind="dangling_link", record_id=r.id,
+                                               detail=f"removed {lk.type.value} -> {lk.target}"))
+                        touched.add(r.id)
+                    else:
+                        keep.append(lk)
+                r.links = keep
+            for r in list(recs.values()):
+                for lk in r.links:
+                    tgt = recs[lk.target]
+                    back = RECIPROCAL_LINKS[lk.type]
+                    if not tgt.has_link(back, r.id):
+                        tgt.links = [*tgt.links, Link(type=back, target=r.id)]
+                        touched.add(tgt.id)
+                        fixed.append(Violation(kind="missing_reciprocal", record_id=tgt.id,
+                                               detail=f"added {back.value} -> {r.id}"))
+            for r in recs.values():
+                if r.status is RecordStatus.SUPERSEDED and not r.targets(
+                    LinkType.SUPERSEDED_BY, LinkType.EVOLVES_TO
+                ):
+                    r.status = RecordStatus.ACTIVE
+                    touched.add(r.id)
+                    fixed.append(Violation(kind="orphan_superseded", record_id=r.id,
+                                           detail="no successor: made active again"))
+            by_slot: dict[str, list[MemoryRecord]] = {}
+            for r in sorted(recs.values(), key=lambda x: x.sort_key):
+                if r.status is RecordStatus.ACTIVE and self.is_single_valued(r.slot):
+                    by_slot.setdefault(r.slot or "", []).append(r)
+            for group in by_slot.values():
+                live = group[-1]
+                for older in group[:-1]:
+                    if live.has_link(LinkType.COEXISTS, older.id) or live.has_link(
+                        LinkType.SCOPED_EXCEPTION, older.id
+                    ):
+                        continue
+                    self._link(live, LinkType.SUPERSEDES, older)
+                    older.status = RecordStatus.SUPERSEDED
+                    touched.update({live.id, older.id})
+                    fixed.append(Violation(kind="double_active", record_id=older.id,
+                                           detail=f"superseded by newer {live.id}"))
+            if touched:
+                before = self.host.get(sorted(touched))
+                revs = {r.id: int(r.metadata.get("atma_rev", 0)) for r in before}
+                rows = [_record_to_row(recs[i], None, revs.get(i, 0) + 1) for i in sorted(touched)]
+                self._write(rows, before, new_id="")
+            return fixed
+
+    def latest_time(self, namespace: str) -> datetime | None:
+        """Time of the newest record of a namespace (None when empty)."""
+        recs = self.records(namespace)
+        return recs[-1].time if recs else None

@@ -1,0 +1,282 @@
+"""The ``atma`` command line.
+
+Every command has ``--help``. Settings come from arguments, then environment
+variables, then a config file (see :mod:`langchain_atma.config`). Library errors
+are printed as one clear line and exit with status 2.
+
+Example:
+    >>> from langchain_atma.cli import build_parser
+    >>> build_parser().parse_args(["demo"]).command
+    'demo'
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from langchain_atma.errors import AtmaError
+
+__all__ = ["build_parser", "main"]
+
+
+def _add_bank_args(p: argparse.ArgumentParser, *, namespace: bool = True) -> None:
+    g = p.add_argument_group("bank")
+    g.add_argument("--path", help="embedded bank directory (ATMA_PATH; default ./.atma)")
+    g.add_argument("--chroma-url", dest="chroma_url",
+                   help="Chroma server URL, wins over --path (ATMA_CHROMA_URL)")
+    g.add_argument("--collection", help="collection name (ATMA_COLLECTION)")
+    g.add_argument("--config", help="TOML config file (ATMA_CONFIG; default ./atma.toml)")
+    if namespace:
+        g.add_argument("--namespace", "-n", help="namespace (ATMA_NAMESPACE; default 'default')")
+
+
+def _add_llm_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("models (offline defaults unless an Ollama URL and model are set)")
+    g.add_argument("--ollama-base-url", dest="ollama_base_url", help="ATMA_OLLAMA_BASE_URL")
+    g.add_argument("--judge-model", dest="judge_model", help="ATMA_JUDGE_MODEL")
+    g.add_argument("--controller-model", dest="controller_model", help="ATMA_CONTROLLER_MODEL")
+    g.add_argument("--answer-model", dest="answer_model", help="ATMA_ANSWER_MODEL")
+    g.add_argument("--controller-mode", dest="controller_mode",
+                   choices=["online", "shadow", "off"], help="ATMA_CONTROLLER_MODE")
+
+
+def _config(args: argparse.Namespace) -> Any:
+    from langchain_atma.config import AtmaConfig
+
+    return AtmaConfig.resolve(vars(args), config_file=getattr(args, "config", None))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``atma``."""
+    parser = argparse.ArgumentParser(
+        prog="atma",
+        description="State-aware long-term memory (A-TMA) for LangChain/LangGraph agents.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p = sub.add_parser("demo", help="replay a built-in conversation offline and show the bank",
+                       description="Replay a short conversation where a person's facts change, "
+                       "show the bank per state chain, then ask current and historical questions.")
+    p.add_argument("--path", default="./.atma/demo", help="bank directory (default ./.atma/demo)")
+    p.add_argument("--keep", action="store_true", help="do not wipe the demo bank first")
+
+    p = sub.add_parser("ingest", help="write a conversation into a bank",
+                       description="Ingest a LoCoMo-style JSON file or a JSONL file of "
+                       '{"text", "speaker", "timestamp"} objects through the write graph.')
+    p.add_argument("file", help="LoCoMo JSON or JSONL file")
+    p.add_argument("--sample", help="LoCoMo sample id to ingest (default: all, one namespace each)")
+    _add_bank_args(p)
+    _add_llm_args(p)
+
+    p = sub.add_parser("ask", help="ask a question: view, labelled evidence, answer, trace")
+    p.add_argument("question")
+    p.add_argument("--k", type=int, help="packet size (ATMA_K; default 5)")
+    p.add_argument("--json", action="store_true", help="print the full trace as JSON")
+    _add_bank_args(p)
+    _add_llm_args(p)
+
+    p = sub.add_parser("inspect", help="show state chains (timelines) of a namespace",
+                       description="Print every state chain with statuses and links; "
+                       "--html writes a self-contained page with the state graph and timelines.")
+    p.add_argument("--html", help="write a self-contained HTML page to this file")
+    _add_bank_args(p)
+
+    p = sub.add_parser("verify", help="check (and optionally repair) the bank invariants")
+    p.add_argument("--repair", action="store_true", help="repair what can be repaired")
+    _add_bank_args(p)
+
+    p = sub.add_parser("sentry", help="Sentry gate tools")
+    ssub = p.add_subparsers(dest="sentry_command", metavar="SUBCOMMAND", required=True)
+    t = ssub.add_parser("train", help="train the Sentry projection heads (reproducible by seed)")
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--epochs", type=int)
+    t.add_argument("--out", help="output .npz (default: a file in the current directory)")
+    t.add_argument("--encoder", help="local SentenceTransformer directory (default MiniLM)")
+    t.add_argument("--holdout-family", dest="holdout_family", help="phrasing family kept out")
+
+    p = sub.add_parser("ltp", help="LTP benchmark files")
+    lsub = p.add_subparsers(dest="ltp_command", metavar="SUBCOMMAND", required=True)
+    b = lsub.add_parser("build", help="build an LTP reconstruction from LoCoMo")
+    b.add_argument("--locomo", required=True, help="path to locomo10.json")
+    b.add_argument("--out", required=True, help="output LTP JSON file")
+    b.add_argument("--profiles", type=int, default=10)
+    b.add_argument("--units", type=int, default=40)
+    b.add_argument("--seed", type=int, default=0)
+    v = lsub.add_parser("validate", help="check an LTP file's structure")
+    v.add_argument("file")
+
+    p = sub.add_parser("bench", help="benchmarks (JSON results + markdown table)")
+    bsub = p.add_subparsers(dest="bench_command", metavar="BENCHMARK", required=True)
+    b = bsub.add_parser("ltp", help="run methods over an LTP-format file")
+    b.add_argument("file")
+    b.add_argument("--out", required=True)
+    b.add_argument("--profiles", help="comma-separated profile ids or a count")
+    b.add_argument("--k", type=int, default=5)
+    b.add_argument("--methods", help="comma-separated methods (default: all)")
+    b = bsub.add_parser("locomo", help="LoCoMo QA for host and atma")
+    b.add_argument("path")
+    b.add_argument("--out", required=True)
+    b.add_argument("--samples", help="comma-separated sample ids or a count")
+    b.add_argument("--k", type=int, default=5)
+    b = bsub.add_parser("perf", help="write/read path speed and memory")
+    b.add_argument("--out", required=True)
+    b.add_argument("--sizes", default="1000,10000,100000")
+    return parser
+
+
+# ----------------------------------------------------------------------------- handlers
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from langchain_atma.demo import run_demo
+
+    return run_demo(sys.stdout, path=args.path, fresh=not args.keep)
+
+
+def _cmd_inspect(args: argparse.Namespace) -> int:
+    from langchain_atma.demo import render_bank
+
+    cfg = _config(args)
+    bank = cfg.make_bank()
+    render_bank(bank, cfg.namespace, sys.stdout)
+    if args.html:
+        from langchain_atma.inspect_html import write_bank_html
+
+        write_bank_html(bank, cfg.namespace, Path(args.html))
+        print(f"wrote {args.html}")
+    return 0
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    cfg = _config(args)
+    bank = cfg.make_bank(embeddings=_NoEmbeddings())
+    if args.repair:
+        fixed = bank.repair(cfg.namespace)
+        print(f"repaired {len(fixed)} problem(s)")
+        for v in fixed:
+            print(f"  fixed {v.kind:<20} {v.record_id}  {v.detail}")
+    problems = bank.verify(cfg.namespace)
+    if not problems:
+        print(f"namespace {cfg.namespace!r}: {bank.count(cfg.namespace)} records, invariants hold")
+        return 0
+    for v in problems:
+        print(f"{v.kind:<20} {v.record_id}  {v.detail}")
+    print(f"{len(problems)} violation(s); run with --repair to fix")
+    return 1
+
+
+class _NoEmbeddings:
+    """Placeholder for commands that never embed (verify)."""
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        raise AtmaError("this command does not embed text")
+
+    def embed_query(self, text: str) -> list[float]:
+        raise AtmaError("this command does not embed text")
+
+
+def _cmd_ingest(args: argparse.Namespace) -> int:
+    from langchain_atma.ingest import ingest_file
+
+    cfg = _config(args)
+    summary = ingest_file(cfg, Path(args.file), sample=args.sample, progress=True)
+    print(json.dumps(summary, indent=2))
+    return 0
+
+
+def _cmd_ask(args: argparse.Namespace) -> int:
+    from langchain_atma.ingest import ask_with_config
+
+    cfg = _config(args)
+    result = ask_with_config(cfg, args.question)
+    if args.json:
+        print(json.dumps(result.trace_dict(), indent=2, default=str))
+        return 0
+    print(f"view: {result.profile.view.value}")
+    for i, row in enumerate(result.packet.rows, 1):
+        label = row.label.value if row.label else "-"
+        print(f"[{i}] {label:<24} {row.record.time.date()}  {row.record.content[:160]}")
+    print(f"answer: {result.answer.answer}")
+    return 0
+
+
+def _cmd_sentry(args: argparse.Namespace) -> int:
+    from langchain_atma.bank.sentry_train import SentryTrainConfig, train_sentry
+
+    fields: dict[str, Any] = {"seed": args.seed}
+    for name in ("epochs", "holdout_family"):
+        if getattr(args, name) is not None:
+            fields[name] = getattr(args, name)
+    if args.out:
+        fields["out_path"] = args.out
+    if args.encoder:
+        fields["encoder"] = args.encoder
+    report = train_sentry(SentryTrainConfig(**fields), progress=True)
+    print(report.model_dump_json(indent=2))
+    return 0
+
+
+def _cmd_ltp(args: argparse.Namespace) -> int:
+    from langchain_atma.benchmarks.ltp_format import load_ltp, validate_ltp
+
+    if args.ltp_command == "build":
+        from langchain_atma.benchmarks.ltp_build import build_ltp, write_ltp
+
+        ltp = build_ltp(args.locomo, profiles=args.profiles, units=args.units, seed=args.seed)
+        write_ltp(ltp, args.out)
+        n_probes = sum(len(p.probes) for p in ltp.profiles)
+        print(f"wrote {args.out}: {len(ltp.profiles)} profiles, {n_probes} probes")
+        return 0
+    problems = validate_ltp(load_ltp(args.file))
+    for msg in problems:
+        print(msg)
+    print("valid" if not problems else f"{len(problems)} problem(s)")
+    return 0 if not problems else 1
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    if args.bench_command == "ltp":
+        from langchain_atma.benchmarks.ltp_bench import main as ltp_main
+
+        return ltp_main(args)
+    if args.bench_command == "locomo":
+        from langchain_atma.benchmarks.locomo_bench import main as locomo_main
+
+        return locomo_main(args)
+    from langchain_atma.benchmarks.perf import main as perf_main
+
+    return perf_main(args)
+
+
+_HANDLERS = {
+    "demo": _cmd_demo,
+    "inspect": _cmd_inspect,
+    "verify": _cmd_verify,
+    "ingest": _cmd_ingest,
+    "ask": _cmd_ask,
+    "sentry": _cmd_sentry,
+    "ltp": _cmd_ltp,
+    "bench": _cmd_bench,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``atma`` console script."""
+    args = build_parser().parse_args(argv)
+    try:
+        return _HANDLERS[args.command](args)
+    except AtmaError as exc:
+        print(f"atma: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:  # pragma: no cover
+        print("atma: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

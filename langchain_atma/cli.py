@@ -76,7 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("ask", help="ask a question: view, labelled evidence, answer, trace")
     p.add_argument("question")
     p.add_argument("--k", type=int, help="packet size (ATMA_K; default 5)")
-    p.add_argument("--json", action="store_true", help="print the full trace as JSON")
+    p.add_argument("--json", action="store_true", help="print the full trace T_q as JSON")
+    p.add_argument("--trace-jsonl", dest="trace_jsonl",
+                   help="append the per-node trace entries to this JSONL file")
     _add_bank_args(p)
     _add_llm_args(p)
 
@@ -118,14 +120,17 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--profiles", help="comma-separated profile ids or a count")
     b.add_argument("--k", type=int, default=5)
     b.add_argument("--methods", help="comma-separated methods (default: all)")
+    b.add_argument("--plot", help="also write a PNG plot here")
     b = bsub.add_parser("locomo", help="LoCoMo QA for host and atma")
     b.add_argument("path")
     b.add_argument("--out", required=True)
     b.add_argument("--samples", help="comma-separated sample ids or a count")
     b.add_argument("--k", type=int, default=5)
+    b.add_argument("--plot", help="also write a PNG plot here")
     b = bsub.add_parser("perf", help="write/read path speed and memory")
     b.add_argument("--out", required=True)
     b.add_argument("--sizes", default="1000,10000,100000")
+    b.add_argument("--plot", help="also write a PNG plot here")
     return parser
 
 
@@ -193,9 +198,15 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     from langchain_atma.ingest import ask_with_config
 
     cfg = _config(args)
+    if args.k is not None:
+        cfg = cfg.model_copy(update={"k": args.k})
     result = ask_with_config(cfg, args.question)
+    if args.trace_jsonl:
+        with open(args.trace_jsonl, "a", encoding="utf-8") as fh:
+            for entry in result.trace:
+                fh.write(json.dumps({"question": args.question, **entry}, default=str) + "\n")
     if args.json:
-        print(json.dumps(result.trace_dict(), indent=2, default=str))
+        print(json.dumps(result.summary, indent=2, default=str))
         return 0
     print(f"view: {result.profile.view.value}")
     for i, row in enumerate(result.packet.rows, 1):

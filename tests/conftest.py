@@ -15,6 +15,8 @@ from langchain_core.embeddings import DeterministicFakeEmbedding
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+# one torch thread: the encoder is faster single-threaded on a busy 2-core machine
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 @pytest.fixture(scope="session")

@@ -45,6 +45,7 @@ import os
 import threading
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from enum import Enum
@@ -265,6 +266,10 @@ class StateBank:
         embeddings: any LangChain embeddings; default all-MiniLM-L6-v2 (offline).
         multi_valued_slots: slot families that may hold several active values.
         recover: roll pending journal entries forward on open (default True).
+        record_cache: keep a write-through LRU cache of records read or written by
+            this process (speeds up link expansion). Default: on for in-process
+            hosts, off for a Chroma server, where other processes may write.
+        cache_size: maximum number of cached records.
     """
 
     def __init__(
@@ -277,6 +282,8 @@ class StateBank:
         embeddings: Embeddings | None = None,
         multi_valued_slots: Iterable[str] | None = None,
         recover: bool = True,
+        record_cache: bool | None = None,
+        cache_size: int = 50_000,
     ) -> None:
         collection = collection_name or os.environ.get("ATMA_COLLECTION") or DEFAULT_COLLECTION
         if host is None:
@@ -296,8 +303,30 @@ class StateBank:
             s.lower() for s in (multi_valued_slots or DEFAULT_MULTI_VALUED_SLOTS)
         )
         self._lock = threading.RLock()
+        if record_cache is None:
+            record_cache = not getattr(host, "is_server", False)
+        self._cache: OrderedDict[str, MemoryRecord] | None = (
+            OrderedDict() if record_cache else None
+        )
+        self._cache_size = max(1, cache_size)
         if recover:
             self.recover()
+
+    # ------------------------------------------------------------------ record cache
+    def _cache_put(self, records: Iterable[MemoryRecord]) -> None:
+        cache = self._cache
+        if cache is None:
+            return
+        for rec in records:
+            cache[rec.id] = rec
+            cache.move_to_end(rec.id)
+        while len(cache) > self._cache_size:
+            cache.popitem(last=False)
+
+    def _cache_drop(self, ids: Iterable[str]) -> None:
+        if self._cache is not None:
+            for i in ids:
+                self._cache.pop(i, None)
 
     @classmethod
     def in_memory(cls, *, embeddings: Embeddings | None = None, **kwargs: Any) -> StateBank:
@@ -341,13 +370,27 @@ class StateBank:
         """Records for the ids that exist in the namespace, in the order asked."""
         validate_namespace(namespace)
         uniq = list(dict.fromkeys(i for i in ids if isinstance(i, str) and i))
-        rows = {r.id: r for r in self.host.get(uniq)}
-        out = []
-        for rid in uniq:
-            row = rows.get(rid)
-            if row is not None and row.metadata.get("atma_ns") == namespace:
-                out.append(_row_to_record(row))
-        return out
+        cache = self._cache
+        found: dict[str, MemoryRecord] = {}
+        if cache is not None:
+            for rid in uniq:
+                hit = cache.get(rid)
+                if hit is not None:
+                    found[rid] = hit
+        missing = [rid for rid in uniq if rid not in found]
+        if missing:
+            fetched = [
+                _row_to_record(row)
+                for row in self.host.get(missing, include_embeddings=False)
+                if row.metadata.get("atma_ns") is not None
+            ]
+            self._cache_put(fetched)
+            found.update((r.id, r) for r in fetched)
+        return [
+            found[rid].model_copy()
+            for rid in uniq
+            if rid in found and found[rid].namespace == namespace
+        ]
 
     def vectors(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Stored embeddings of records (no re-encoding), keyed by id."""
@@ -364,14 +407,20 @@ class StateBank:
         rows = self.host.scan(HostFilter(namespace, equals={"atma_event": source_event_id}))
         return _row_to_record(rows[0]) if rows else None
 
-    def records(self, namespace: str, *, statuses: Iterable[RecordStatus] | None = None) -> (
-        list[MemoryRecord]
-    ):
-        """All records of a namespace in chronological order."""
+    def records(
+        self,
+        namespace: str,
+        *,
+        statuses: Iterable[RecordStatus] | None = None,
+        slot: str | None = None,
+    ) -> list[MemoryRecord]:
+        """All records of a namespace (optionally of one status set / slot), oldest first."""
         validate_namespace(namespace)
-        flt = HostFilter(namespace)
-        if statuses is not None:
-            flt = HostFilter(namespace, any_of={"atma_status": tuple(s.value for s in statuses)})
+        equals = {"atma_slot": slot} if slot is not None else {}
+        any_of = (
+            {"atma_status": tuple(s.value for s in statuses)} if statuses is not None else {}
+        )
+        flt = HostFilter(namespace, equals=equals, any_of=any_of)
         recs = [_row_to_record(r) for r in self.host.scan(flt)]
         return sorted(recs, key=lambda r: r.sort_key)
 
@@ -413,11 +462,13 @@ class StateBank:
         if statuses is not None:
             flt = HostFilter(namespace, any_of={"atma_status": tuple(s.value for s in statuses)})
         hits = self.host.query([float(x) for x in vector], k, flt)
-        return [
+        out = [
             ScoredRecord(record=_row_to_record(row), score=score)
             for row, score in hits
             if row.metadata.get("atma_ns") == namespace
         ]
+        self._cache_put(h.record for h in out)
+        return out
 
     def linked(self, namespace: str, record: MemoryRecord, *types: LinkType) -> (
         list[tuple[LinkType, MemoryRecord]]
@@ -505,7 +556,7 @@ class StateBank:
                     return CommitResult(
                         commit_id="", record=existing, idempotent=True,
                     )
-            clash = self.host.get([record.id])
+            clash = self.host.get([record.id], include_embeddings=False)
             if clash:
                 if clash[0].metadata.get("atma_ns") == ns and clash[0].text == record.content:
                     return CommitResult(
@@ -527,7 +578,10 @@ class StateBank:
                 raise RecordNotFoundError(
                     f"commit names record(s) {missing} not found in namespace {ns!r}"
                 )
-            before = [r for r in self.host.get(target_ids) if r.metadata.get("atma_ns") == ns]
+            before = [
+                r for r in self.host.get(target_ids, include_embeddings=False)
+                if r.metadata.get("atma_ns") == ns
+            ]
             revs = {r.id: int(r.metadata.get("atma_rev", 0)) for r in before}
 
             dup = [d for d in decisions if d.action is CommitAction.DUPLICATE]
@@ -551,7 +605,12 @@ class StateBank:
                 vec = self.embed([new.content])[0]
             rows = [_record_to_row(new, list(map(float, vec)), 1)]
             rows += [_record_to_row(t, None, revs.get(t.id, 0) + 1) for t in changed.values()]
-            commit_id = self._write(rows, before, new.id)
+            try:
+                commit_id = self._write(rows, before, new.id)
+            except BaseException:
+                self._cache_drop([new.id, *changed])
+                raise
+            self._cache_put([new, *changed.values()])
             return CommitResult(
                 commit_id=commit_id,
                 record=new,
@@ -699,6 +758,8 @@ class StateBank:
         """
         applied = 0
         with self._lock:
+            if self._cache is not None:
+                self._cache.clear()
             for entry_id, payload in self.host.journal_pending():
                 try:
                     data = json.loads(payload)
@@ -708,7 +769,9 @@ class StateBank:
                     logger.warning("dropping unreadable journal entry %s", entry_id)
                     self.host.journal_delete(entry_id)
                     continue
-                current = {r.id: r for r in self.host.get([r.id for r in rows])}
+                current = {
+                    r.id: r for r in self.host.get([r.id for r in rows], include_embeddings=False)
+                }
                 todo = []
                 for row in rows:
                     cur = current.get(row.id)
@@ -735,6 +798,7 @@ class StateBank:
         validate_namespace(namespace)
         with self._lock:
             ids = [r.id for r in self.host.scan(HostFilter(namespace))]
+            self._cache_drop(ids)
             self.host.delete(ids)
             return len(ids)
 
@@ -835,9 +899,10 @@ class StateBank:
                     fixed.append(Violation(kind="double_active", record_id=older.id,
                                            detail=f"superseded by newer {live.id}"))
             if touched:
-                before = self.host.get(sorted(touched))
+                before = self.host.get(sorted(touched), include_embeddings=False)
                 revs = {r.id: int(r.metadata.get("atma_rev", 0)) for r in before}
                 rows = [_record_to_row(recs[i], None, revs.get(i, 0) + 1) for i in sorted(touched)]
+                self._cache_drop(touched)
                 self._write(rows, before, new_id="")
             return fixed
 

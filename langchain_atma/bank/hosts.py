@@ -111,7 +111,7 @@ class HostStore(Protocol):
     def upsert(self, rows: Sequence[HostRow]) -> None:
         """Insert or replace rows, all in one call."""
 
-    def get(self, ids: Sequence[str]) -> list[HostRow]:
+    def get(self, ids: Sequence[str], *, include_embeddings: bool = True) -> list[HostRow]:
         """Rows for the ids that exist (missing ids are skipped)."""
 
     def query(
@@ -168,6 +168,7 @@ class ChromaHost:
     def __init__(self, client: Any, collection_name: str = "atma_memory") -> None:
         self.client = client
         self.collection_name = collection_name
+        self.is_server = False
         try:
             self.collection = client.get_or_create_collection(
                 collection_name,
@@ -225,7 +226,9 @@ class ChromaHost:
                 f"cannot reach the Chroma server at {url}: {exc}. Start one with "
                 "`chroma run --host 127.0.0.1 --port 8000 --path ./chroma-data`"
             ) from exc
-        return cls(client, collection_name)
+        host = cls(client, collection_name)
+        host.is_server = True
+        return host
 
     @classmethod
     def ephemeral(cls, collection_name: str | None = None) -> ChromaHost:
@@ -260,14 +263,15 @@ class ChromaHost:
         except Exception as exc:  # noqa: BLE001
             raise _wrap_chroma_errors(exc, "upsert") from exc
 
-    def get(self, ids: Sequence[str]) -> list[HostRow]:
-        """Rows by id, with embeddings."""
+    def get(self, ids: Sequence[str], *, include_embeddings: bool = True) -> list[HostRow]:
+        """Rows by id (with embeddings unless ``include_embeddings=False``)."""
         if not ids:
             return []
+        include = ["documents", "metadatas"]
+        if include_embeddings:
+            include.append("embeddings")
         try:
-            res = self.collection.get(
-                ids=list(ids), include=["embeddings", "documents", "metadatas"]
-            )
+            res = self.collection.get(ids=list(ids), include=include)
         except Exception as exc:  # noqa: BLE001
             raise _wrap_chroma_errors(exc, "get") from exc
         return self._rows(res)
@@ -355,7 +359,7 @@ class ChromaHost:
             res = self._journal.get(include=["documents"])
         except Exception as exc:  # noqa: BLE001
             raise _wrap_chroma_errors(exc, "journal read") from exc
-        pairs = list(zip(res["ids"], res.get("documents") or []))
+        pairs = list(zip(res["ids"], res.get("documents") or [], strict=False))
         return sorted(((i, d or "") for i, d in pairs), key=lambda p: p[0])
 
     @staticmethod
@@ -458,7 +462,7 @@ class VectorStoreHost:
                 embs.append(list(map(float, emb)))
             store = getattr(self.vectorstore, "store", None)
             if isinstance(store, dict):
-                for d, e in zip(docs, embs):
+                for d, e in zip(docs, embs, strict=True):
                     store[d.id] = {
                         "id": d.id, "vector": e, "text": d.page_content, "metadata": d.metadata
                     }
@@ -467,19 +471,19 @@ class VectorStoreHost:
             self.vectorstore.delete(ids=[r.id for r in rows])
             if callable(add_with_vectors):
                 add_with_vectors(
-                    text_embeddings=list(zip([d.page_content for d in docs], embs)),
+                    text_embeddings=list(zip([d.page_content for d in docs], embs, strict=True)),
                     metadatas=[d.metadata for d in docs],
                     ids=[d.id for d in docs],
                 )
             else:
                 self.vectorstore.add_documents(docs, ids=[d.id for d in docs])
 
-    def get(self, ids: Sequence[str]) -> list[HostRow]:
+    def get(self, ids: Sequence[str], *, include_embeddings: bool = True) -> list[HostRow]:
         """Rows by id (with vectors where the store exposes them)."""
         if not ids:
             return []
         docs = self.vectorstore.get_by_ids(list(ids))
-        vecs = self._vectors(d.id for d in docs if d.id)
+        vecs = self._vectors(d.id for d in docs if d.id) if include_embeddings else {}
         return [
             HostRow(id=str(d.id), text=d.page_content, embedding=vecs.get(str(d.id)),
                     metadata=dict(d.metadata or {}))

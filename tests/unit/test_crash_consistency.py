@@ -24,10 +24,10 @@ from langchain_atma.records import LinkType, MemoryRecord, RecordStatus
 class RowByRowHost:
     """Delegates to a real host but upserts one row at a time, failing on demand."""
 
-    def __init__(self, inner, fail_at_row=None, exc=RuntimeError("disk full")):
+    def __init__(self, inner, fail_at_row=None, exc=None):
         self.inner = inner
         self.fail_at_row = fail_at_row
-        self.exc = exc
+        self.exc = exc if exc is not None else RuntimeError("disk full")
         self.calls = 0
 
     def upsert(self, rows):

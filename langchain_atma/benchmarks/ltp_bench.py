@@ -1,0 +1,439 @@
+"""``atma bench ltp``: run methods over an LTP-format file with decoupled metrics.
+
+The runner accepts any file in the format of ``shared/ltp/FORMAT.md`` and works
+in three strictly separated phases per profile:
+
+1. **replay** — each profile's events are turned into
+   :class:`~langchain_atma.benchmarks.ltp_format.ReplayEvent` objects (event id,
+   timestamp, speaker, text: nothing else) and written, in order, into one fresh
+   bank per bank variant. ``kind``, ``unit_id`` and every gold field are not
+   visible to this phase;
+2. **answer** — every probe question (the question text only) is answered after
+   the whole stream is replayed, with k = 5 by default; nothing is written;
+3. **score** — only now are units, probes, targets and event kinds read.
+
+Methods (all in one run, sharing the replays where the bank is the same):
+
+* ``host`` — plain vector top-k over the same records (the bank replayed without
+  audit, so no state roles), same offline answerer, no labels, no expansion;
+* ``atma`` — the full overlay with the offline defaults;
+* ``atma-no-sentry`` — every candidate pair is judged (no proposal gate);
+* ``atma-no-judge`` — flagged pairs are not audited (no links written);
+* ``atma-no-controller`` — stable pre-rank only;
+* ``atma-no-labels`` — the answerer sees no state labels.
+
+Metrics follow FORMAT.md (bank_coexist, bank_role, evidence_support,
+state_fit_at_1, label_accuracy, qa_acc, conflict_acc, fact_acc), plus
+``spurious_supersession_rate`` (share of dialog-event records marked superseded)
+and ``judge_calls_per_write``, and counts of each probe's failure level
+(``fail_bank``, ``fail_candidates``, ``fail_ranking``, ``fail_qa``).
+
+Example:
+    >>> from langchain_atma.benchmarks.ltp_bench import METHODS
+    >>> METHODS[:2]
+    ('host', 'atma')
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+
+from langchain_atma.bank import StateBank
+from langchain_atma.benchmarks.ltp_format import LtpFile, LtpProfile, load_ltp, replay_stream
+from langchain_atma.benchmarks.scoring import ltp_answer_correct
+from langchain_atma.errors import ConfigError
+from langchain_atma.qa.answerer import OfflineAnswerer
+from langchain_atma.records import LinkType, MemoryRecord, RecordStatus
+from langchain_atma.retrieval.attribution import attribute_failure
+from langchain_atma.retrieval.packets import Bucket, EvidenceLabel, EvidenceRow
+from langchain_atma.retrieval.profiler import profile_query
+
+__all__ = ["METHODS", "MemoEmbeddings", "main", "markdown_table", "run_ltp_bench"]
+
+METHODS: tuple[str, ...] = (
+    "host",
+    "atma",
+    "atma-no-sentry",
+    "atma-no-judge",
+    "atma-no-controller",
+    "atma-no-labels",
+)
+
+# method -> (bank variant, read options)
+_READ: dict[str, dict[str, Any]] = {
+    "atma": {"controller_mode": "online", "use_labels": True},
+    "atma-no-sentry": {"controller_mode": "online", "use_labels": True},
+    "atma-no-judge": {"controller_mode": "online", "use_labels": True},
+    "atma-no-controller": {"controller_mode": "off", "use_labels": True},
+    "atma-no-labels": {"controller_mode": "online", "use_labels": False},
+}
+_BANK_OF = {
+    "host": "no-judge",
+    "atma": "full",
+    "atma-no-sentry": "no-sentry",
+    "atma-no-judge": "no-judge",
+    "atma-no-controller": "full",
+    "atma-no-labels": "full",
+}
+_INGEST_OPTS: dict[str, dict[str, Any]] = {
+    "full": {"use_sentry": True, "use_judge": True},
+    "no-sentry": {"use_sentry": False, "use_judge": True},
+    "no-judge": {"use_sentry": True, "use_judge": False},
+}
+
+METRICS = (
+    "bank_coexist", "bank_role", "evidence_support", "state_fit_at_1", "label_accuracy",
+    "qa_acc", "conflict_acc", "fact_acc", "spurious_supersession_rate", "judge_calls_per_write",
+)
+
+
+class MemoEmbeddings(Embeddings):
+    """Memoizing wrapper: each distinct text is encoded once per run.
+
+    Keeps the wrapped encoder's ``name`` so Sentry heads still match.
+    """
+
+    def __init__(self, inner: Embeddings) -> None:
+        self.inner = inner
+        self.name = getattr(inner, "name", type(inner).__name__)
+        self._memo: dict[str, np.ndarray] = {}
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Encode texts, reusing earlier vectors."""
+        todo = [t for t in dict.fromkeys(texts) if t not in self._memo]
+        if todo:
+            enc = getattr(self.inner, "encode", None)
+            vecs = (np.asarray(enc(todo), dtype=np.float32) if callable(enc)
+                    else np.asarray(self.inner.embed_documents(todo), dtype=np.float32))
+            self._memo.update(zip(todo, vecs, strict=True))
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.stack([self._memo[t] for t in texts])
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Embed documents."""
+        return [list(map(float, v)) for v in self.encode(texts)]
+
+    def embed_query(self, text: str) -> list[float]:
+        """Embed a query."""
+        return self.embed_documents([text])[0]
+
+
+# ----------------------------------------------------------------------------- phases
+
+
+def _replay(profile: LtpProfile, embeddings: Embeddings, variant: str) -> tuple[StateBank, Any]:
+    """Phase 1: write the profile's stream into a fresh bank (no gold visible)."""
+    from langchain_atma.bank.write_graph import ingest_events
+
+    bank = StateBank.in_memory(embeddings=embeddings)
+    events = [
+        {"event_id": ev.event_id, "timestamp": ev.timestamp, "speaker": ev.speaker,
+         "text": ev.text}
+        for ev in replay_stream(profile)
+    ]
+    report = ingest_events(bank, events, namespace=_ns(profile), **_INGEST_OPTS[variant])
+    return bank, report
+
+
+def _ns(profile: LtpProfile) -> str:
+    safe = "".join(c if c.isalnum() or c in "_.-" else "-" for c in profile.profile_id)
+    return f"ltp-{safe}"[:120]
+
+
+def _host_answer(bank: StateBank, ns: str, question: str, k: int) -> dict[str, Any]:
+    hits = bank.search(ns, question, k=k)
+    rows = [EvidenceRow(record=h.record, bucket=Bucket.SEED, score=h.score, prerank=i)
+            for i, h in enumerate(hits)]
+    answer = OfflineAnswerer(use_labels=False).answer(question, profile_query(question), rows)
+    return {"pool": rows, "rows": rows, "labels": [None] * len(rows), "answer": answer.answer}
+
+
+def _atma_answer(graph: Any, ns: str, question: str) -> dict[str, Any]:
+    out = graph.invoke({"question": question, "namespace": ns})
+    rows = out["packet"].rows
+    return {
+        "pool": out["pool"],
+        "rows": rows,
+        "labels": [r.label for r in rows],
+        "answer": out["answer"].answer,
+    }
+
+
+# ----------------------------------------------------------------------------- scoring
+
+
+def _linked(a: MemoryRecord, b: MemoryRecord, types: set[LinkType]) -> bool:
+    return any(lk.target == b.id and lk.type in types for lk in a.links) or any(
+        lk.target == a.id and lk.type in types for lk in b.links
+    )
+
+
+_SUPERSESSION = {LinkType.SUPERSEDES, LinkType.SUPERSEDED_BY, LinkType.EVOLVES_FROM,
+                 LinkType.EVOLVES_TO}
+_COEXIST = {LinkType.COEXISTS, LinkType.SCOPED_EXCEPTION}
+
+
+def _role_ok(update_type: str, old: MemoryRecord, new: MemoryRecord,
+             transition: MemoryRecord | None) -> bool:
+    if update_type == "scope":
+        return (old.status is RecordStatus.ACTIVE and new.status is RecordStatus.ACTIVE
+                and _linked(old, new, _COEXIST))
+    if old.status is not RecordStatus.SUPERSEDED or new.status is not RecordStatus.ACTIVE:
+        return False
+    if _linked(old, new, _SUPERSESSION):
+        return True
+    # linked through the unit's own transition record (old -> transition -> new)
+    return transition is not None and _linked(old, transition, _SUPERSESSION) and _linked(
+        transition, new, _SUPERSESSION
+    )
+
+
+def _score_profile(
+    profile: LtpProfile,
+    banks: dict[str, StateBank],
+    answers: dict[str, dict[str, dict[str, Any]]],
+    methods: Sequence[str],
+) -> dict[str, dict[str, list[float]]]:
+    """Phase 3: read gold and score. Returns method -> metric -> list of values."""
+    ns = _ns(profile)
+    kinds = {ev.event_id: ev.kind.value for ev in profile.events}
+    units = {u.unit_id: u for u in profile.units}
+    out: dict[str, dict[str, list[float]]] = {m: defaultdict(list) for m in methods}
+    for m in methods:
+        bank = banks[_BANK_OF[m]]
+        by_event = {r.provenance.source_event_id: r for r in bank.records(ns)}
+        dialog = [r for e, r in by_event.items() if kinds.get(e or "") == "dialog"]
+        out[m]["_dialog_superseded"].append(
+            sum(r.status is RecordStatus.SUPERSEDED for r in dialog))
+        out[m]["_dialog_total"].append(len(dialog))
+        role_ok: dict[str, bool] = {}
+        for u in profile.units:
+            old, new = by_event.get(u.old_event_id), by_event.get(u.new_event_id)
+            tr = by_event.get(u.transition_event_id) if u.transition_event_id else None
+            coexist = old is not None and new is not None
+            out[m]["bank_coexist"].append(float(coexist))
+            ok = (old is not None and new is not None and m != "host"
+                  and _role_ok(u.update_type.value, old, new, tr))
+            role_ok[u.unit_id] = ok
+            out[m]["bank_role"].append(float(ok))
+        for probe in profile.probes:
+            unit = units[probe.unit_id]
+            res = answers[m][probe.probe_id]
+            tgt_ev = unit.old_event_id if probe.view.value == "historical" else unit.new_event_id
+            alt_ev = unit.new_event_id if probe.view.value == "historical" else unit.old_event_id
+            target, alternate = by_event.get(tgt_ev), by_event.get(alt_ev)
+            unit_events = {unit.old_event_id, unit.new_event_id, unit.transition_event_id}
+            rows: list[EvidenceRow] = res["rows"]
+            ids = [r.record.id for r in rows]
+            in_packet = target is not None and target.id in ids
+            out[m]["evidence_support"].append(float(in_packet))
+            unit_rows = [r for r in rows if r.record.provenance.source_event_id in unit_events]
+            fit = bool(unit_rows) and target is not None and unit_rows[0].record.id == target.id
+            out[m]["state_fit_at_1"].append(float(fit))
+            want = (EvidenceLabel.HISTORICAL if probe.view.value == "historical"
+                    else EvidenceLabel.CURRENT)
+            if in_packet:
+                assert target is not None
+                label = res["labels"][ids.index(target.id)]
+                out[m]["label_accuracy"].append(float(label == want))
+            correct = ltp_answer_correct(res["answer"], probe.target, probe.alternate)
+            out[m]["qa_acc"].append(float(correct))
+            out[m]["conflict_acc" if probe.view.value == "current" else "fact_acc"].append(
+                float(correct))
+            if correct:
+                level = "correct"
+            elif m != "host" and not role_ok[unit.unit_id]:
+                level = "bank"
+            else:
+                level = attribute_failure(
+                    target_id=target.id if target else None,
+                    pool_ids=[r.record.id for r in res["pool"]],
+                    packet_ids=ids,
+                    packet_labels=[lbl.value if lbl else None for lbl in res["labels"]],
+                    answer_correct=False,
+                    alternate_id=alternate.id if alternate else None,
+                    expected_label=want.value if m != "host" else None,
+                )
+            out[m][f"fail_{level}"].append(1.0)
+    return out
+
+
+# ----------------------------------------------------------------------------- driver
+
+
+def run_ltp_bench(
+    ltp: LtpFile,
+    *,
+    k: int = 5,
+    seed_k: int = 10,
+    methods: Sequence[str] = METHODS,
+    profiles: Sequence[str] | int | None = None,
+    embeddings: Embeddings | None = None,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Run the benchmark; returns ``{"methods": {name: {metric: value}}, "config": {...}}``."""
+    from langchain_atma.retrieval.read_graph import create_read_graph
+
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise ConfigError(f"unknown method(s) {unknown}; choose from {', '.join(METHODS)}")
+    if k < 1:
+        raise ConfigError("k must be >= 1")
+    selected = _select_profiles(ltp, profiles)
+    if embeddings is None:
+        from langchain_atma.embeddings import default_embeddings
+
+        embeddings = default_embeddings()
+    memo = MemoEmbeddings(embeddings)
+    variants = sorted({_BANK_OF[m] for m in methods})
+    agg: dict[str, dict[str, list[float]]] = {m: defaultdict(list) for m in methods}
+    ingest_stats: dict[str, dict[str, float]] = {v: defaultdict(float) for v in variants}
+    per_profile: dict[str, dict[str, float]] = {m: {} for m in methods}
+    started = time.perf_counter()
+    bar = _progress(selected, progress)
+    for profile in bar:
+        banks: dict[str, StateBank] = {}
+        for v in variants:
+            if progress and hasattr(bar, "set_postfix_str"):
+                bar.set_postfix_str(f"{profile.profile_id}: replay {v}")
+            banks[v], rep = _replay(profile, memo, v)
+            st = ingest_stats[v]
+            st["writes"] += rep.writes + rep.duplicates
+            st["judge_calls"] += rep.judge_calls
+            st["flagged_pairs"] += rep.flagged_pairs
+            st["candidate_pairs"] += rep.candidate_pairs
+            st["seconds"] += rep.seconds.get("total", 0.0)
+        ns = _ns(profile)
+        answers: dict[str, dict[str, dict[str, Any]]] = {}
+        for m in methods:
+            if progress and hasattr(bar, "set_postfix_str"):
+                bar.set_postfix_str(f"{profile.profile_id}: answer {m}")
+            bank = banks[_BANK_OF[m]]
+            if m == "host":
+                answers[m] = {p.probe_id: _host_answer(bank, ns, p.question, k)
+                              for p in profile.probes}
+            else:
+                graph = create_read_graph(bank, namespace=ns, k=k, seed_k=seed_k, **_READ[m])
+                answers[m] = {p.probe_id: _atma_answer(graph, ns, p.question)
+                              for p in profile.probes}
+        scored = _score_profile(profile, banks, answers, methods)
+        for m in methods:
+            for key, vals in scored[m].items():
+                agg[m][key].extend(vals)
+            per_profile[m][profile.profile_id] = _mean(scored[m]["qa_acc"])
+    results: dict[str, dict[str, Any]] = {}
+    for m in methods:
+        a = agg[m]
+        st = ingest_stats[_BANK_OF[m]]
+        row: dict[str, Any] = {
+            key: _mean(a[key])
+            for key in ("bank_coexist", "bank_role", "evidence_support", "state_fit_at_1",
+                        "label_accuracy", "qa_acc", "conflict_acc", "fact_acc")
+        }
+        row["spurious_supersession_rate"] = (
+            sum(a["_dialog_superseded"]) / max(1.0, sum(a["_dialog_total"])))
+        row["judge_calls_per_write"] = (
+            0.0 if m == "host" or _BANK_OF[m] == "no-judge"
+            else st["judge_calls"] / max(1.0, st["writes"]))
+        row["flagged_pairs_per_write"] = st["flagged_pairs"] / max(1.0, st["writes"])
+        row["probes"] = len(a["qa_acc"])
+        row["units"] = len(a["bank_role"])
+        for level in ("correct", "bank", "candidates", "ranking", "qa"):
+            row[f"fail_{level}"] = int(sum(a[f"fail_{level}"]))
+        row["ingest_seconds"] = st["seconds"]
+        row["qa_acc_per_profile"] = per_profile[m]
+        results[m] = row
+    return {
+        "methods": results,
+        "config": {
+            "file": getattr(ltp, "name", "ltp"),
+            "k": k,
+            "seed_k": seed_k,
+            "methods": list(methods),
+            "profiles": [p.profile_id for p in selected],
+            "encoder": getattr(embeddings, "name", type(embeddings).__name__),
+            "judge": "offline", "controller": "offline", "answerer": "offline",
+            "machine": f"{platform.machine()} {os.cpu_count()} cores, {platform.python_version()}",
+            "seconds": round(time.perf_counter() - started, 1),
+        },
+    }
+
+
+def _select_profiles(ltp: LtpFile, profiles: Sequence[str] | int | None) -> list[LtpProfile]:
+    if profiles is None:
+        return list(ltp.profiles)
+    if isinstance(profiles, int):
+        if profiles < 1:
+            raise ConfigError("--profiles must be >= 1")
+        return list(ltp.profiles[:profiles])
+    wanted = list(profiles)
+    by_id = {p.profile_id: p for p in ltp.profiles}
+    missing = [p for p in wanted if p not in by_id]
+    if missing:
+        raise ConfigError(f"profile(s) not in the file: {missing}")
+    return [by_id[p] for p in wanted]
+
+
+def _progress(items: list[LtpProfile], enabled: bool) -> Any:
+    if not enabled:
+        return items
+    from tqdm.auto import tqdm
+
+    return tqdm(items, desc="profiles", unit="profile")
+
+
+def _mean(vals: Sequence[float]) -> float:
+    return float(sum(vals) / len(vals)) if vals else 0.0
+
+
+def markdown_table(results: dict[str, Any]) -> str:
+    """The results as a markdown table (one row per method)."""
+    cols = ["bank_coexist", "bank_role", "evidence_support", "state_fit_at_1",
+            "label_accuracy", "qa_acc", "conflict_acc", "fact_acc",
+            "spurious_supersession_rate", "judge_calls_per_write"]
+    head = "| method | " + " | ".join(cols) + " |"
+    sep = "|---|" + "---:|" * len(cols)
+    lines = [head, sep]
+    for name, row in results["methods"].items():
+        lines.append(f"| {name} | " + " | ".join(f"{row[c]:.3f}" for c in cols) + " |")
+    return "\n".join(lines)
+
+
+def _parse_profiles(text: str | None) -> Sequence[str] | int | None:
+    if not text:
+        return None
+    return int(text) if text.isdigit() else [p.strip() for p in text.split(",") if p.strip()]
+
+
+def main(args: argparse.Namespace) -> int:
+    """CLI entry: ``atma bench ltp FILE --out RESULTS.json``."""
+    path = Path(args.file)
+    ltp = load_ltp(path)
+    methods = ([m.strip() for m in args.methods.split(",") if m.strip()]
+               if args.methods else list(METHODS))
+    res = run_ltp_bench(ltp, k=args.k, methods=methods,
+                        profiles=_parse_profiles(args.profiles), progress=True)
+    res["config"]["file"] = str(path)
+    res["config"]["file_sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    Path(args.out).write_text(json.dumps(res, indent=2), encoding="utf-8")
+    print(markdown_table(res))
+    print(f"\nwrote {args.out}")
+    if getattr(args, "plot", None):
+        from langchain_atma.benchmarks.plots import plot_ltp
+
+        plot_ltp(res, Path(args.plot))
+        print(f"wrote {args.plot}")
+    return 0

@@ -1,0 +1,272 @@
+"""``atma bench perf``: speed and memory of the write and read paths.
+
+Write path (on a fresh embedded bank, real MiniLM encoder, offline judge):
+
+* ``ingest_turns_per_s`` — end-to-end ingest throughput of a synthetic chat
+  (encode + propose + judge + commit);
+* ``sentry_ms_per_pair`` — the Sentry gate's cost per (new, candidate) pair,
+  batched, on stored vectors (median of repeats);
+* ``judge_calls_per_write`` — from the same ingest.
+
+Read path, at each bank size (default 1k, 10k, 100k records in one embedded
+Chroma collection; about 10% of the records form superseded -> active chains):
+
+* ``seed_ms`` — the host seed search (Chroma top-``seed_k``, rows to records);
+* ``overhead_ms`` — the overlay's own work on top of it: profile, relation and
+  neighbour expansion, dedup / pre-rank, offline controller, labels and
+  serialization;
+* ``retrieve_ms`` — the two together (query vectors are precomputed so the
+  encoder is not timed).
+
+Bulk records use *precomputed* embeddings (real MiniLM vectors of 1,000 base
+sentences, each perturbed by small seeded noise): encoding 100k texts would
+take far longer than the measurement itself. ``peak_rss_mb`` is the process's
+peak resident memory.
+
+Example:
+    >>> from langchain_atma.benchmarks.perf import percentile
+    >>> percentile([1.0, 2.0, 3.0, 4.0], 50)
+    2.5
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import resource
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from langchain_atma.errors import ConfigError
+
+__all__ = ["main", "percentile", "run_perf"]
+
+_PEOPLE = ["Ana", "Ben", "Chen", "Dara", "Eli", "Fay", "Gus", "Hana", "Ivo", "Jun"]
+_FACTS = [
+    "I live in {city} now.", "I work as a {job} these days.", "My dog is called {pet}.",
+    "I started learning {hobby} last month.", "I really love {food}.",
+    "I moved to {city} for the new job.", "I quit being a {job}.",
+    "We adopted a puppy named {pet}.", "My commute is {n} minutes each way.",
+    "I run {n} kilometres every week.",
+]
+_CHAT = [
+    "The weather was lovely this weekend, we went to the park.",
+    "Did you watch the game last night?", "I'm so tired after this week.",
+    "That sounds amazing, tell me more!", "My sister visited us on Sunday.",
+    "I tried a new recipe for dinner and it worked out.",
+    "We should grab coffee soon.", "The traffic this morning was terrible.",
+    "I finished a great book about space exploration.", "Happy birthday to your mom!",
+]
+_VALUES = {
+    "city": ["Boston", "Denver", "Lisbon", "Osaka", "Austin", "Leeds", "Quito", "Perth"],
+    "job": ["nurse", "teacher", "chef", "pilot", "designer", "lawyer", "baker", "medic"],
+    "pet": ["Rex", "Milo", "Luna", "Pixel", "Nacho", "Olive", "Bruno", "Kiwi"],
+    "hobby": ["pottery", "salsa", "chess", "climbing", "sailing", "guitar", "yoga"],
+    "food": ["sushi", "tacos", "ramen", "falafel", "paella", "curry", "pho"],
+}
+_QUESTIONS = [
+    "Where does {p} live now?", "What did {p} do for work before?",
+    "What is {p}'s dog called?", "Which hobby did {p} pick up recently?",
+    "What food does {p} love?", "Where did {p} live originally?",
+    "How long is {p}'s commute these days?", "What changed in {p}'s job?",
+    "Tell me about {p}'s weekend.", "What book did {p} read?",
+]
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Linear-interpolated percentile (q in 0..100)."""
+    if not values:
+        return 0.0
+    return float(np.percentile(np.asarray(values, dtype=np.float64), q))
+
+
+def _fill(template: str, rng: random.Random) -> str:
+    out = template
+    for key, vals in _VALUES.items():
+        out = out.replace("{" + key + "}", rng.choice(vals))
+    return out.replace("{n}", str(rng.randint(5, 90)))
+
+
+def _base_texts(rng: random.Random, n: int = 1000) -> list[str]:
+    texts = []
+    for i in range(n):
+        if i % 3 == 0:
+            texts.append(rng.choice(_CHAT))
+        else:
+            texts.append(_fill(rng.choice(_FACTS), rng))
+    return texts
+
+
+def _chat_events(rng: random.Random, n: int) -> list[dict[str, Any]]:
+    events = []
+    t0 = 1_700_000_000
+    for i in range(n):
+        speaker = "Ana" if i % 2 == 0 else "Ben"
+        text = (_fill(rng.choice(_FACTS), rng) if speaker == "Ana" and rng.random() < 0.4
+                else rng.choice(_CHAT))
+        events.append({"event_id": f"perf-{i}", "timestamp": t0 + 60 * i, "speaker": speaker,
+                       "text": text})
+    return events
+
+
+def _bulk_load(bank: Any, ns: str, start: int, stop: int, base_texts: list[str],
+               base_vecs: np.ndarray, rng: np.random.Generator) -> None:
+    """Write records [start, stop) directly as host rows (precomputed vectors)."""
+    from langchain_atma.bank.bank import _record_to_row
+    from langchain_atma.records import Link, LinkType, MemoryRecord, RecordStatus
+
+    batch: list[Any] = []
+    for j in range(start, stop):
+        base = j % len(base_texts)
+        vec = base_vecs[base] + rng.normal(scale=0.02, size=base_vecs.shape[1])
+        vec = (vec / np.linalg.norm(vec)).astype(np.float32)
+        links: list[Link] = []
+        status = RecordStatus.ACTIVE
+        if j % 20 == 0:  # superseded by the next record
+            status = RecordStatus.SUPERSEDED
+            links = [Link(type=LinkType.SUPERSEDED_BY, target=f"r{j + 1}")]
+        elif j % 20 == 1:
+            links = [Link(type=LinkType.SUPERSEDES, target=f"r{j - 1}")]
+        rec = MemoryRecord(id=f"r{j}", namespace=ns, content=f"{base_texts[base]} (#{j})",
+                           time=1_600_000_000 + j, status=status, links=links, seq=j,
+                           slot=None)
+        batch.append(_record_to_row(rec, vec.tolist(), 1))
+        if len(batch) >= 2000:
+            bank.host.upsert(batch)
+            batch = []
+    if batch:
+        bank.host.upsert(batch)
+
+
+def run_perf(*, sizes: list[int], queries: int = 200, ingest_turns: int = 300,
+             seed: int = 0, progress: bool = True) -> dict[str, Any]:
+    """Run the perf benchmark and return the results dict."""
+    from tqdm.auto import tqdm
+
+    from langchain_atma.bank import StateBank
+    from langchain_atma.bank.sentry import Sentry
+    from langchain_atma.bank.write_graph import ingest_events
+    from langchain_atma.embeddings import default_embeddings
+    from langchain_atma.qa.serializer import serialize_packet
+    from langchain_atma.retrievers import AtmaRetriever
+
+    if not sizes or any(s < 10 for s in sizes):
+        raise ConfigError("sizes must be integers >= 10")
+    sizes = sorted(sizes)
+    rng = random.Random(seed)
+    nrng = np.random.default_rng(seed)
+    emb = default_embeddings()
+    tmp = Path(tempfile.mkdtemp(prefix="atma-perf-"))
+    out: dict[str, Any] = {}
+    try:
+        # ---------------------------------------------------------------- write path
+        bank = StateBank(path=tmp / "write", embeddings=emb)
+        events = _chat_events(rng, ingest_turns)
+        emb.encode(["warm up"])
+        t0 = time.perf_counter()
+        rep = ingest_events(bank, events, namespace="perf", progress=progress)
+        dt = time.perf_counter() - t0
+        out["ingest_turns_per_s"] = round(len(events) / dt, 2)
+        out["judge_calls_per_write"] = round(rep.judge_calls_per_write, 4)
+        out["ingest"] = rep.model_dump(exclude={"record_ids"})
+
+        sentry = Sentry.default()
+        cands = np.asarray(emb.encode(_base_texts(rng, 256)), dtype=np.float32)
+        new = cands[0]
+        sentry.score(new, cands)  # warm
+        per_pair = []
+        for _ in range(50):
+            a = time.perf_counter()
+            sentry.score(new, cands)
+            per_pair.append((time.perf_counter() - a) * 1000.0 / len(cands))
+        small = cands[:8]
+        per_pair_small = []
+        for _ in range(200):
+            a = time.perf_counter()
+            sentry.score(new, small)
+            per_pair_small.append((time.perf_counter() - a) * 1000.0 / len(small))
+        out["sentry_ms_per_pair"] = round(percentile(per_pair_small, 50), 5)
+        out["sentry_ms_per_pair_batch256"] = round(percentile(per_pair, 50), 5)
+
+        # ---------------------------------------------------------------- read path
+        base_texts = _base_texts(rng, 1000)
+        base_vecs = np.asarray(emb.encode(base_texts), dtype=np.float32)
+        qtexts = [q.replace("{p}", rng.choice(_PEOPLE)) for q in
+                  (rng.choice(_QUESTIONS) for _ in range(queries))]
+        qvecs = np.asarray(emb.encode(qtexts), dtype=np.float32)
+        rbank = StateBank(path=tmp / "read", embeddings=emb)
+        retriever = AtmaRetriever(bank=rbank, namespace="perf", k=5, seed_k=10)
+        by_size: dict[str, Any] = {}
+        loaded = 0
+        for size in tqdm(sizes, desc="bank sizes", disable=not progress):
+            _bulk_load(rbank, "perf", loaded, size, base_texts, base_vecs, nrng)
+            loaded = size
+            for q, v in zip(qtexts[:20], qvecs[:20], strict=True):  # warm caches and the index
+                retriever.retrieve(q, query_vector=v)
+            seed_ms, over_ms, total_ms = [], [], []
+            for q, v in zip(qtexts, qvecs, strict=True):
+                res = retriever.retrieve(q, query_vector=v)
+                a = time.perf_counter()
+                serialize_packet(res.packet.rows)
+                ser = (time.perf_counter() - a) * 1000.0
+                t = res.timings_ms
+                over = t["profile"] + t["expand"] + t["rank"] + t["label"] + ser
+                seed_ms.append(t["seed"])
+                over_ms.append(over)
+                total_ms.append(t["seed"] + over)
+            by_size[str(size)] = {
+                "seed_ms_p50": round(percentile(seed_ms, 50), 3),
+                "seed_ms_p95": round(percentile(seed_ms, 95), 3),
+                "overhead_ms_p50": round(percentile(over_ms, 50), 3),
+                "overhead_ms_p95": round(percentile(over_ms, 95), 3),
+                "retrieve_ms_p50": round(percentile(total_ms, 50), 3),
+                "retrieve_ms_p95": round(percentile(total_ms, 95), 3),
+            }
+        largest = by_size[str(sizes[-1])]
+        out["read"] = {"sizes": sizes, "queries": queries, "by_size": by_size}
+        out["overhead_ms_p50"] = largest["overhead_ms_p50"]
+        out["overhead_ms_p95"] = largest["overhead_ms_p95"]
+        out[f"retrieve_ms_p95_{_short(sizes[-1])}"] = largest["retrieve_ms_p95"]
+        out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+        out["config"] = {
+            "sizes": sizes, "queries": queries, "ingest_turns": ingest_turns, "seed": seed,
+            "host": "embedded Chroma PersistentClient", "seed_k": 10, "k": 5,
+            "machine": f"{platform.machine()} {os.cpu_count()} cores, "
+                       f"Python {platform.python_version()}",
+        }
+        return out
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _short(n: int) -> str:
+    return f"{n // 1000}k" if n % 1000 == 0 else str(n)
+
+
+def main(args: argparse.Namespace) -> int:
+    """CLI entry: ``atma bench perf --out RESULTS.json``."""
+    try:
+        sizes = [int(s) for s in str(args.sizes).split(",") if s.strip()]
+    except ValueError as exc:
+        raise ConfigError(f"--sizes must be comma-separated integers: {exc}") from exc
+    res = run_perf(sizes=sizes, progress=True)
+    Path(args.out).write_text(json.dumps(res, indent=2), encoding="utf-8")
+    keys = [k for k in res if k not in ("read", "config", "ingest")]
+    print("| metric | value |\n|---|---:|")
+    for key in keys:
+        print(f"| {key} | {res[key]} |")
+    print(f"\nwrote {args.out}")
+    if getattr(args, "plot", None):
+        from langchain_atma.benchmarks.plots import plot_perf
+
+        plot_perf(res, Path(args.plot))
+        print(f"wrote {args.plot}")
+    return 0

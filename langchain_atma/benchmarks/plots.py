@@ -1,0 +1,95 @@
+"""PNG plots of benchmark results (needs the ``plots`` extra: matplotlib).
+
+Example:
+    >>> from langchain_atma.benchmarks.plots import LTP_PLOT_METRICS
+    >>> "qa_acc" in LTP_PLOT_METRICS
+    True
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from langchain_atma.errors import ConfigError
+
+__all__ = ["LTP_PLOT_METRICS", "plot_locomo", "plot_ltp", "plot_perf"]
+
+LTP_PLOT_METRICS = ("bank_role", "evidence_support", "state_fit_at_1", "label_accuracy",
+                    "qa_acc", "conflict_acc", "fact_acc")
+
+
+def _plt() -> Any:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as exc:  # pragma: no cover
+        raise ConfigError("plots need matplotlib: pip install 'langchain-atma[plots]'") from exc
+    return plt
+
+
+def _grouped_bars(ax: Any, groups: list[str], series: dict[str, list[float]]) -> None:
+    n = max(1, len(series))
+    width = 0.8 / n
+    for i, (name, vals) in enumerate(series.items()):
+        xs = [g + (i - (n - 1) / 2) * width for g in range(len(groups))]
+        ax.bar(xs, vals, width=width, label=name)
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels(groups, rotation=20, ha="right")
+    ax.legend(fontsize=8, ncol=min(n, 3))
+    ax.grid(axis="y", alpha=0.3)
+
+
+def plot_ltp(results: dict[str, Any], out: Path) -> Path:
+    """Grouped bars: one group per metric, one bar per method."""
+    plt = _plt()
+    methods = list(results["methods"])
+    fig, ax = plt.subplots(figsize=(11, 4.5))
+    _grouped_bars(ax, list(LTP_PLOT_METRICS),
+                  {m: [results["methods"][m][k] for k in LTP_PLOT_METRICS] for m in methods})
+    ax.set_ylim(0, 1.05)
+    ax.set_title("LTP (reconstruction), offline defaults, k=5")
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+    return out
+
+
+def plot_locomo(results: dict[str, Any], out: Path) -> Path:
+    """F1 per LoCoMo category, one bar per method."""
+    plt = _plt()
+    methods = list(results["methods"])
+    cats = [c for c in results["methods"][methods[0]]["f1_by_category"]]
+    fig, ax = plt.subplots(figsize=(9, 4))
+    _grouped_bars(ax, cats, {m: [results["methods"][m]["f1_by_category"][c] for c in cats]
+                             for m in methods})
+    ax.set_title("LoCoMo F1 by category (offline answerer)")
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+    return out
+
+
+def plot_perf(results: dict[str, Any], out: Path) -> Path:
+    """Read-path latency by bank size: host seed search vs overlay overhead."""
+    plt = _plt()
+    sizes = results["read"]["sizes"]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for key, label in (("seed_ms_p50", "host seed search p50"),
+                       ("overhead_ms_p50", "overlay overhead p50"),
+                       ("overhead_ms_p95", "overlay overhead p95")):
+        ax.plot(sizes, [results["read"]["by_size"][str(s)][key] for s in sizes], marker="o",
+                label=label)
+    ax.set_xscale("log")
+    ax.set_xlabel("records in the bank")
+    ax.set_ylabel("ms")
+    ax.axhline(2.0, color="grey", ls="--", lw=1, label="2 ms goal")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    ax.set_title("Read path latency")
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+    return out

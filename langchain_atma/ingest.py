@@ -1,0 +1,153 @@
+r"""File ingestion and configured question answering (used by ``atma ingest`` / ``atma ask``).
+
+Accepted inputs:
+
+* **LoCoMo-style JSON** — a list of samples (or one sample) with a
+  ``conversation``; each sample goes to its own namespace (its ``sample_id``,
+  made namespace-safe) unless ``--sample`` picks one, which then goes to the
+  configured namespace;
+* **JSONL** — one object per line: ``{"text": str, "speaker": str?,
+  "timestamp": ISO-8601 | epoch?, "event_id": str?, "session_id": str?}``.
+  Missing event ids become ``line-<n>``; missing timestamps keep file order.
+
+The whole file is validated before anything is written: a bad line or shape
+raises :class:`~langchain_atma.errors.InputFormatError` naming the line, and the
+bank is left untouched.
+
+Example:
+    >>> from langchain_atma.ingest import parse_jsonl
+    >>> parse_jsonl('{"text": "I live in Boston.", "speaker": "Maya"}\\n')[0]["event_id"]
+    'line-1'
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from langchain_atma.errors import InputFormatError
+from langchain_atma.records import parse_time
+
+__all__ = ["ask_with_config", "ingest_file", "load_events", "parse_jsonl"]
+
+_SAFE = re.compile(r"[^A-Za-z0-9_.:@\-]")
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_bytes().decode("utf-8")
+    except FileNotFoundError as exc:
+        raise InputFormatError(f"{path}: file not found") from exc
+    except UnicodeDecodeError as exc:
+        raise InputFormatError(
+            f"{path}: not valid UTF-8 ({exc.reason} at byte {exc.start})"
+        ) from exc
+
+
+def parse_jsonl(text: str, *, source: str = "<jsonl>") -> list[dict[str, Any]]:
+    """Parse and validate JSONL conversation events.
+
+    Raises:
+        InputFormatError: naming the first bad line.
+    """
+    events: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputFormatError(f"{source}:{n}: invalid JSON ({exc.msg})") from exc
+        if not isinstance(obj, dict):
+            raise InputFormatError(f"{source}:{n}: expected an object, got {type(obj).__name__}")
+        body = obj.get("text")
+        if not isinstance(body, str) or not body.strip():
+            raise InputFormatError(f"{source}:{n}: 'text' must be a non-empty string")
+        speaker = obj.get("speaker")
+        if speaker is not None and not isinstance(speaker, str):
+            raise InputFormatError(f"{source}:{n}: 'speaker' must be a string")
+        event_id = obj.get("event_id", f"line-{n}")
+        if not isinstance(event_id, str) or not event_id:
+            raise InputFormatError(f"{source}:{n}: 'event_id' must be a non-empty string")
+        if event_id in seen:
+            raise InputFormatError(f"{source}:{n}: duplicate event_id {event_id!r}")
+        seen.add(event_id)
+        ev: dict[str, Any] = {"text": body, "speaker": speaker, "event_id": event_id}
+        if obj.get("timestamp") is not None:
+            try:
+                ev["timestamp"] = parse_time(obj["timestamp"]).isoformat()
+            except Exception as exc:  # noqa: BLE001 - re-raised with the line number
+                raise InputFormatError(f"{source}:{n}: {exc}") from exc
+        if isinstance(obj.get("session_id"), str):
+            ev["session_id"] = obj["session_id"]
+        events.append(ev)
+    if not events:
+        raise InputFormatError(f"{source}: no events")
+    return events
+
+
+def load_events(path: Path, *, sample: str | None = None) -> dict[str, list[dict[str, Any]]]:
+    """Events per namespace key (``None`` = the configured namespace)."""
+    text = _read_text(path)
+    if path.suffix.lower() in (".jsonl", ".ndjson"):
+        return {"": parse_jsonl(text, source=str(path))}
+    from langchain_atma.benchmarks.locomo import conversation_events, load_locomo
+
+    samples = load_locomo(path)
+    if sample is not None:
+        chosen = [s for s in samples if s.sample_id == sample]
+        if not chosen:
+            raise InputFormatError(f"{path}: no sample {sample!r}")
+        return {"": _strip(conversation_events(chosen[0]))}
+    return {
+        _SAFE.sub("-", s.sample_id).lstrip("-_.:@") or "sample": _strip(conversation_events(s))
+        for s in samples
+    }
+
+
+def _strip(events: list[dict[str, str]]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in ev.items() if k != "dia_id"} for ev in events]
+
+
+def ingest_file(cfg: Any, path: Path, *, sample: str | None = None,
+                progress: bool = True) -> dict[str, Any]:
+    """Validate then ingest a file with the configured bank, judge and thresholds."""
+    from langchain_atma.bank.judge import LLMJudge
+    from langchain_atma.bank.sentry import Sentry, SentryThresholds
+    from langchain_atma.bank.write_graph import ingest_events
+    from langchain_atma.embeddings import encoder_name
+
+    groups = load_events(path, sample=sample)  # all validation happens here
+    bank = cfg.make_bank()
+    judge_model = cfg.ollama_model("judge")
+    judge = LLMJudge(judge_model) if judge_model is not None else None
+    thresholds = SentryThresholds(tau_top=cfg.tau_top, tau_log=cfg.tau_log, tau_gap=cfg.tau_gap)
+    sentry = Sentry.for_encoder(encoder_name(bank.embeddings), thresholds=thresholds)
+    summary: dict[str, Any] = {}
+    for key, events in groups.items():
+        ns = key or cfg.namespace
+        rep = ingest_events(bank, events, namespace=ns, sentry=sentry, judge=judge,
+                            progress=progress)
+        summary[ns] = rep.model_dump(exclude={"record_ids", "seconds"})
+    return summary
+
+
+def ask_with_config(cfg: Any, question: str) -> Any:
+    """Answer a question with the configured bank, controller and answerer."""
+    from langchain_atma.qa.answerer import LLMAnswerer
+    from langchain_atma.retrieval.controller import LLMController
+    from langchain_atma.retrieval.read_graph import ask
+
+    bank = cfg.make_bank()
+    opts: dict[str, Any] = {"k": cfg.k, "seed_k": max(cfg.seed_k, cfg.k),
+                            "controller_mode": cfg.controller_mode}
+    controller_model = cfg.ollama_model("controller")
+    if controller_model is not None:
+        opts["controller"] = LLMController(controller_model)
+    answer_model = cfg.ollama_model("answer")
+    if answer_model is not None:
+        opts["answerer"] = LLMAnswerer(answer_model)
+    return ask(bank, cfg.namespace, question, **opts)

@@ -1,0 +1,333 @@
+"""Answerers: turn a question, its profile and the evidence rows into an :class:`Answer`.
+
+* :class:`OfflineAnswerer` needs no model. It picks one row by a fixed rule and
+  returns its content; it is the deterministic QA path used by offline tests
+  and benchmarks without an LLM server.
+* :class:`LLMAnswerer` runs ``prompt | model | StrOutputParser`` on the
+  serialized, labelled packet. A model error, timeout or empty output gives
+  ``Answer(status="failed", error=...)``; it never raises for model failures,
+  so failures stay visible in results instead of aborting a run.
+
+Both return ``status="no_evidence"`` with :data:`NOT_AVAILABLE_ANSWER` when the
+packet is empty (the LLM is not called then).
+
+Example:
+    >>> from langchain_atma.records import MemoryRecord
+    >>> from langchain_atma.retrieval.packets import Bucket, EvidenceRow
+    >>> from langchain_atma.retrieval.profiler import profile_query
+    >>> q = "Where does Caroline live now?"
+    >>> rows = [EvidenceRow(record=MemoryRecord(namespace="t", content="I live in Boston.",
+    ...                                         status="superseded"), bucket=Bucket.SEED),
+    ...         EvidenceRow(record=MemoryRecord(namespace="t", content="Denver is home now."),
+    ...                     bucket=Bucket.RELATION, relation="superseded_by")]
+    >>> OfflineAnswerer().answer(q, profile_query(q), rows).answer
+    'Denver is home now.'
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import re
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.output_parsers import StrOutputParser
+from langchain_core.runnables import Runnable, RunnablePassthrough
+from pydantic import BaseModel, Field
+
+from langchain_atma.errors import ConfigError, InvalidQueryError, InvalidRecordError
+from langchain_atma.qa.labels import project_label
+from langchain_atma.qa.prompts import NOT_AVAILABLE_ANSWER, get_answer_prompt, view_note
+from langchain_atma.qa.serializer import MAX_ROW_CHARS, clean_text, serialize_packet
+from langchain_atma.records import LinkType, RecordStatus
+from langchain_atma.retrieval.packets import (
+    EvidenceLabel,
+    EvidencePacket,
+    EvidenceRow,
+    QueryProfile,
+    QueryView,
+)
+from langchain_atma.retrieval.profiler import profile_query
+
+__all__ = [
+    "Answer",
+    "AnswerStatus",
+    "LLMAnswerer",
+    "OfflineAnswerer",
+    "create_answer_chain",
+]
+
+AnswerStatus = Literal["answered", "no_evidence", "failed"]
+
+_STATE_RELATION_LINKS = (
+    LinkType.SUPERSEDES,
+    LinkType.COEXISTS,
+    LinkType.SCOPED_EXCEPTION,
+    LinkType.EVOLVES_FROM,
+    LinkType.EVOLVES_TO,
+)
+_THINK = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL | re.IGNORECASE)
+_MAX_QUESTION_CHARS = 2_000
+
+
+class Answer(BaseModel):
+    """The outcome of answering one question."""
+
+    answer: str = Field(description="The answer text ('' when the model failed).")
+    view: QueryView = Field(description="The state view the answer was asked to follow.")
+    evidence_ids: list[str] = Field(
+        default_factory=list,
+        description="Record ids of the rows the answer used (offline: the chosen row; "
+        "LLM: every row shown to the model).",
+    )
+    status: AnswerStatus = Field(
+        default="answered", description="answered | no_evidence | failed."
+    )
+    error: str | None = Field(default=None, description="Why the answer failed, if it did.")
+
+
+def _check_inputs(
+    question: object, profile: QueryProfile | None, rows: object
+) -> tuple[str, QueryProfile, list[EvidenceRow]]:
+    if not isinstance(question, str) or not question.strip():
+        raise InvalidQueryError("question must be a non-empty string")
+    if profile is None:
+        profile = profile_query(question)
+    elif not isinstance(profile, QueryProfile):
+        raise InvalidQueryError(f"profile must be a QueryProfile, got {type(profile).__name__}")
+    items = rows.rows if isinstance(rows, EvidencePacket) else rows
+    if isinstance(items, (str, bytes)) or not isinstance(items, Sequence):
+        raise InvalidRecordError("rows must be a sequence of EvidenceRow objects")
+    out = list(items)
+    for row in out:
+        if not isinstance(row, EvidenceRow):
+            raise InvalidRecordError(f"expected an EvidenceRow, got {type(row).__name__}")
+    return question, profile, out
+
+
+def _no_evidence(view: QueryView) -> Answer:
+    return Answer(answer=NOT_AVAILABLE_ANSWER, view=view, status="no_evidence")
+
+
+class OfflineAnswerer:
+    """Deterministic answerer without a model: answers with one chosen row's content.
+
+    Rule (labels come from ``row.label``, or :func:`project_label` when unset):
+
+    * view **current** -> the first *current memory* row that takes part in a
+      state relation (holds a ``supersedes``, ``coexists``,
+      ``scoped_exception``, ``evolves_from`` or ``evolves_to`` link), else the
+      first *current memory* row, else the first row whose record is
+      ``active``, else the first row;
+    * view **historical** -> the first *historical memory* row, else the first
+      row whose record is ``superseded``, else the first row;
+    * view **transition** -> the first *transition memory* row, else the first row;
+    * view **neutral** -> the first row.
+
+    With ``use_labels=False`` (host baseline, "-QA label" ablation) the first
+    row is always used. The answer is the chosen content with control
+    characters removed and whitespace collapsed, cut to ``max_chars``.
+
+    Args:
+        use_labels: follow state labels (True) or always take the first row.
+        max_chars: most characters of the answer.
+    """
+
+    def __init__(self, *, use_labels: bool = True, max_chars: int = MAX_ROW_CHARS) -> None:
+        if max_chars < 1:
+            raise ConfigError(f"max_chars must be >= 1, got {max_chars}")
+        self.use_labels = use_labels
+        self.max_chars = max_chars
+
+    def choose(self, view: QueryView, rows: Sequence[EvidenceRow]) -> EvidenceRow | None:
+        """The row the rule picks for ``view`` (``None`` for no rows)."""
+        if not rows:
+            return None
+        if not self.use_labels:
+            return rows[0]
+        labels = [r.label if r.label is not None else project_label(r) for r in rows]
+
+        def first(pred: Any) -> EvidenceRow | None:
+            return next((r for r, lab in zip(rows, labels, strict=True) if pred(r, lab)), None)
+
+        picked: EvidenceRow | None = None
+        if view is QueryView.CURRENT:
+            picked = (
+                first(lambda r, lab: lab is EvidenceLabel.CURRENT
+                      and bool(r.record.targets(*_STATE_RELATION_LINKS)))
+                or first(lambda r, lab: lab is EvidenceLabel.CURRENT)
+                or first(lambda r, lab: r.record.status is RecordStatus.ACTIVE)
+            )
+        elif view is QueryView.HISTORICAL:
+            picked = first(lambda r, lab: lab is EvidenceLabel.HISTORICAL) or first(
+                lambda r, lab: r.record.status is RecordStatus.SUPERSEDED
+            )
+        elif view is QueryView.TRANSITION:
+            picked = first(lambda r, lab: lab is EvidenceLabel.TRANSITION)
+        return picked or rows[0]
+
+    def answer(
+        self,
+        question: str,
+        profile: QueryProfile | None,
+        rows: Sequence[EvidenceRow] | EvidencePacket,
+    ) -> Answer:
+        """Answer from the rows (``profile=None`` profiles the question).
+
+        Raises:
+            InvalidQueryError: for a blank question or a bad profile.
+            InvalidRecordError: when rows are not EvidenceRow objects.
+        """
+        _, prof, items = _check_inputs(question, profile, rows)
+        row = self.choose(prof.view, items)
+        if row is None:
+            return _no_evidence(prof.view)
+        text = clean_text(row.record.content, self.max_chars)
+        return Answer(answer=text, view=prof.view, evidence_ids=[row.id], status="answered")
+
+    async def aanswer(
+        self,
+        question: str,
+        profile: QueryProfile | None,
+        rows: Sequence[EvidenceRow] | EvidencePacket,
+    ) -> Answer:
+        """Async :meth:`answer` (no I/O; same result)."""
+        return self.answer(question, profile, rows)
+
+
+def create_answer_chain(model: BaseChatModel, *, with_labels: bool = True) -> Runnable[Any, str]:
+    """``{"question", "view", "memories"} -> str`` chain: prompt | model | StrOutputParser.
+
+    ``view`` is a view name (``"current"``...); the chain adds its one-line
+    reading. ``memories`` is the serialized packet.
+
+    Example:
+        >>> from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+        >>> from langchain_core.messages import AIMessage
+        >>> chain = create_answer_chain(
+        ...     GenericFakeChatModel(messages=iter([AIMessage(content="Denver.")])))
+        >>> chain.invoke({"question": "Where now?", "view": "current",
+        ...               "memories": "[1] current memory | 2023-09-02 | Denver."})
+        'Denver.'
+    """
+    prompt = get_answer_prompt(with_labels)
+    assign = RunnablePassthrough.assign(view_note=lambda x: view_note(x["view"]))
+    return assign | prompt | model | StrOutputParser()
+
+
+def _clean_output(text: object) -> str:
+    if not isinstance(text, str):
+        return ""
+    return _THINK.sub(" ", text).strip()
+
+
+class LLMAnswerer:
+    """State-conditioned answerer: labelled packet + rules prompt + a chat model.
+
+    Args:
+        model: any LangChain chat model (e.g. ``ChatOllama(model="qwen2.5:3b")``).
+        timeout_s: seconds to wait for the model; past it the answer fails.
+        use_labels: serialize rows with state labels and use the labelled prompt;
+            ``False`` gives the plain baseline / ablation prompt.
+        with_time: show record dates in the packet.
+        max_chars: most content characters per row.
+
+    Note:
+        In the sync path a timed-out call cannot be cancelled; it finishes in a
+        background thread and its result is discarded.
+    """
+
+    def __init__(
+        self,
+        model: BaseChatModel,
+        *,
+        timeout_s: float = 60,
+        use_labels: bool = True,
+        with_time: bool = True,
+        max_chars: int = MAX_ROW_CHARS,
+    ) -> None:
+        if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or not (
+            timeout_s > 0
+        ):
+            raise ConfigError(f"timeout_s must be a positive number, got {timeout_s!r}")
+        if max_chars < 1:
+            raise ConfigError(f"max_chars must be >= 1, got {max_chars}")
+        self.model = model
+        self.timeout_s = float(timeout_s)
+        self.use_labels = use_labels
+        self.with_time = with_time
+        self.max_chars = max_chars
+        self.chain = create_answer_chain(model, with_labels=use_labels)
+
+    def _inputs(
+        self, question: str, view: QueryView, rows: Sequence[EvidenceRow]
+    ) -> dict[str, str]:
+        memories = serialize_packet(
+            rows, with_time=self.with_time, with_labels=self.use_labels, max_chars=self.max_chars
+        )
+        return {
+            "question": clean_text(question, _MAX_QUESTION_CHARS),
+            "view": view.value,
+            "memories": memories,
+        }
+
+    def _finish(self, raw: object, view: QueryView, ids: list[str]) -> Answer:
+        text = _clean_output(raw)
+        if not text:
+            return Answer(answer="", view=view, evidence_ids=ids, status="failed",
+                          error="empty model output")
+        return Answer(answer=text, view=view, evidence_ids=ids, status="answered")
+
+    def _failed(self, exc: BaseException, view: QueryView, ids: list[str]) -> Answer:
+        if isinstance(exc, (TimeoutError, asyncio.TimeoutError, concurrent.futures.TimeoutError)):
+            msg = f"timeout: no model output within {self.timeout_s:g} s"
+        else:
+            msg = f"{type(exc).__name__}: {exc}"
+        return Answer(answer="", view=view, evidence_ids=ids, status="failed", error=msg)
+
+    def answer(
+        self,
+        question: str,
+        profile: QueryProfile | None,
+        rows: Sequence[EvidenceRow] | EvidencePacket,
+    ) -> Answer:
+        """Answer with the model (``profile=None`` profiles the question).
+
+        Raises:
+            InvalidQueryError: for a blank question or a bad profile.
+            InvalidRecordError: when rows are not EvidenceRow objects.
+        """
+        q, prof, items = _check_inputs(question, profile, rows)
+        if not items:
+            return _no_evidence(prof.view)
+        ids = [r.id for r in items]
+        inputs = self._inputs(q, prof.view, items)
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+        try:
+            future = pool.submit(self.chain.invoke, inputs)
+            raw = future.result(timeout=self.timeout_s)
+        except Exception as exc:  # noqa: BLE001 - every model failure becomes visible
+            return self._failed(exc, prof.view, ids)
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+        return self._finish(raw, prof.view, ids)
+
+    async def aanswer(
+        self,
+        question: str,
+        profile: QueryProfile | None,
+        rows: Sequence[EvidenceRow] | EvidencePacket,
+    ) -> Answer:
+        """Async :meth:`answer` (the model call is cancelled on timeout)."""
+        q, prof, items = _check_inputs(question, profile, rows)
+        if not items:
+            return _no_evidence(prof.view)
+        ids = [r.id for r in items]
+        inputs = self._inputs(q, prof.view, items)
+        try:
+            raw = await asyncio.wait_for(self.chain.ainvoke(inputs), timeout=self.timeout_s)
+        except Exception as exc:  # noqa: BLE001 - every model failure becomes visible
+            return self._failed(exc, prof.view, ids)
+        return self._finish(raw, prof.view, ids)

@@ -1,0 +1,330 @@
+"""Candidate pool C_q = Dedup(A_q + R_q + N_q) and the stable pre-rank.
+
+The pool is built in two steps (paper, section 4.4, eq. 9-10):
+
+1. **Seeds** ``A_q``: the host's own semantic search (bucket ``seed``), in host
+   order, with the host score kept.
+2. **Hops**, view-conditioned, following the typed links of the bank:
+
+   * relation hops ``R_q`` (bucket ``relation``):
+
+     - when the view is **not historical**: from every seed holding a forward
+       link (``superseded_by`` / ``evolves_to``), walk forward to the live head
+       of the chain, adding every record on the way;
+     - when the view is **not current**: walk backward (``supersedes`` /
+       ``evolves_from``) to the oldest predecessor;
+     - always: the transition links (``evolves_to`` / ``evolves_from``) of a
+       seed (one hop when the view does not walk that direction), and the
+       ``coexists`` / ``scoped_exception`` partners of every seed and of every
+       record reached by a walk (one hop, partners are not expanded further);
+
+   * neighbour hops ``N_q`` (bucket ``neighbour``): the weaker ``related``
+     links of the seeds, one hop, used as support only.
+
+``Dedup`` keeps the first occurrence, so the order is seeds, then relation
+rows level by level (parent order, then link order), then neighbours;
+``prerank`` is the position in that order. The stable pre-rank is also the
+fallback packet order when the controller is off or fails.
+
+Cost: no record is re-embedded; each hop level costs one ``get_many`` call
+(ids already in the pool are never fetched again), whatever the number of rows.
+Every read is scoped to the namespace, so a link can never pull a record of
+another namespace into the pool.
+
+Example:
+    >>> from langchain_core.embeddings import DeterministicFakeEmbedding
+    >>> from langchain_atma.bank import StateBank, CommitDecision, CommitAction
+    >>> from langchain_atma.records import MemoryRecord
+    >>> from langchain_atma.retrieval.packets import QueryProfile, QueryView
+    >>> bank = StateBank.in_memory(embeddings=DeterministicFakeEmbedding(size=16))
+    >>> old = bank.add(MemoryRecord(namespace="u", content="I live in Boston.", slot="loc"))
+    >>> new = bank.commit(MemoryRecord(namespace="u", content="I moved to Denver.", slot="loc"),
+    ...     [CommitDecision(action=CommitAction.SUPERSEDE, target_id=old.id)]).record
+    >>> prof = QueryProfile(query="Where do I live now?", view=QueryView.CURRENT)
+    >>> pool = build_pool(bank, "u", prof, seed_k=1)
+    >>> sorted(r.id for r in pool) == sorted([old.id, new.id])
+    True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from langchain_atma.errors import InvalidQueryError
+from langchain_atma.records import LinkType, MemoryRecord, validate_namespace
+from langchain_atma.retrieval.packets import Bucket, EvidenceRow, QueryProfile, QueryView
+
+if TYPE_CHECKING:  # pragma: no cover
+    from langchain_atma.bank.bank import StateBank
+
+__all__ = [
+    "DEFAULT_MAX_HOPS",
+    "MAX_QUERY_CHARS",
+    "build_pool",
+    "expand_pool",
+    "seed_rows",
+    "stable_prerank",
+    "top_k",
+    "validate_k",
+    "validate_query",
+]
+
+MAX_QUERY_CHARS = 100_000
+"""Longest question accepted (characters). Longer input raises InvalidQueryError.
+
+The encoder only reads the first few hundred tokens anyway; rejecting absurd
+input keeps the read path bounded instead of silently answering a question the
+caller did not mean to send.
+"""
+
+DEFAULT_MAX_HOPS = 8
+"""Longest walk along a supersession / transition chain, in links."""
+
+_FORWARD = (LinkType.SUPERSEDED_BY, LinkType.EVOLVES_TO)
+_BACKWARD = (LinkType.SUPERSEDES, LinkType.EVOLVES_FROM)
+_PARTNERS = (LinkType.COEXISTS, LinkType.SCOPED_EXCEPTION)
+_BUCKET_ORDER = {Bucket.SEED: 0, Bucket.RELATION: 1, Bucket.NEIGHBOUR: 2}
+
+# A pending hop: (parent id, link followed, target id, walk direction of the target).
+# Direction "fwd"/"back" continues the walk; "" stops at the target.
+_Hop = tuple[str, LinkType, str, str]
+
+
+def validate_query(query: object) -> str:
+    """Check a question and return it unchanged.
+
+    Raises:
+        InvalidQueryError: when the question is not a string, is empty or only
+            whitespace, or is longer than :data:`MAX_QUERY_CHARS`.
+    """
+    if not isinstance(query, str):
+        raise InvalidQueryError(f"query must be a string, got {type(query).__name__}")
+    if not query.strip():
+        raise InvalidQueryError("query is empty or whitespace")
+    if len(query) > MAX_QUERY_CHARS:
+        raise InvalidQueryError(
+            f"query has {len(query)} characters; the limit is {MAX_QUERY_CHARS}. "
+            "Send the question itself, not a document."
+        )
+    return query
+
+
+def validate_k(k: object, name: str = "k") -> int:
+    """Check a result count and return it.
+
+    Raises:
+        InvalidQueryError: when ``k`` is not a positive integer.
+    """
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or int(k) < 1:
+        raise InvalidQueryError(f"{name} must be a positive integer, got {k!r}")
+    return int(k)
+
+
+def seed_rows(
+    bank: StateBank,
+    namespace: str,
+    query: str,
+    *,
+    seed_k: int = 10,
+    query_vector: Sequence[float] | np.ndarray | None = None,
+) -> list[EvidenceRow]:
+    """A_q: the host's semantic hits, in host order, with their scores.
+
+    Args:
+        bank: the state bank.
+        namespace: the namespace searched (never crossed).
+        query: the question (embedded unless ``query_vector`` is given).
+        seed_k: number of seeds asked from the host.
+        query_vector: a precomputed query embedding (skips the encoder).
+
+    Raises:
+        InvalidQueryError: for a bad question or ``seed_k``.
+        NamespaceError: for a malformed namespace.
+    """
+    validate_namespace(namespace)
+    seed_k = validate_k(seed_k, "seed_k")
+    if query_vector is None:
+        validate_query(query)
+        query_vector = bank.embed_query(query)
+    hits = bank.search_by_vector(namespace, query_vector, seed_k)
+    return [
+        EvidenceRow(record=h.record, bucket=Bucket.SEED, score=float(h.score), prerank=i)
+        for i, h in enumerate(hits)
+    ]
+
+
+def _seed_hops(rec: MemoryRecord, view: QueryView) -> tuple[list[_Hop], list[_Hop]]:
+    """Relation and neighbour hops leaving one seed."""
+    walk_fwd = view is not QueryView.HISTORICAL
+    walk_back = view is not QueryView.CURRENT
+    rel: list[_Hop] = []
+    nbr: list[_Hop] = []
+    for lk in rec.links:
+        t = lk.type
+        if t in _FORWARD:
+            if walk_fwd:
+                rel.append((rec.id, t, lk.target, "fwd"))
+            elif t is LinkType.EVOLVES_TO:
+                rel.append((rec.id, t, lk.target, ""))
+        elif t in _BACKWARD:
+            if walk_back:
+                rel.append((rec.id, t, lk.target, "back"))
+            elif t is LinkType.EVOLVES_FROM:
+                rel.append((rec.id, t, lk.target, ""))
+        elif t in _PARTNERS:
+            rel.append((rec.id, t, lk.target, ""))
+        elif t is LinkType.RELATED:
+            nbr.append((rec.id, t, lk.target, ""))
+    return rel, nbr
+
+
+def _walk_hops(rec: MemoryRecord, direction: str) -> list[_Hop]:
+    """Hops leaving a record reached by a forward or backward walk."""
+    links = _FORWARD if direction == "fwd" else _BACKWARD
+    out: list[_Hop] = []
+    for lk in rec.links:
+        if lk.type in links:
+            out.append((rec.id, lk.type, lk.target, direction))
+        elif lk.type in _PARTNERS:
+            out.append((rec.id, lk.type, lk.target, ""))
+    return out
+
+
+def expand_pool(
+    bank: StateBank,
+    namespace: str,
+    seeds: Sequence[EvidenceRow],
+    profile: QueryProfile,
+    *,
+    max_hops: int = DEFAULT_MAX_HOPS,
+) -> list[EvidenceRow]:
+    """C_q: seeds followed by their relation and neighbour hops, deduplicated.
+
+    Args:
+        bank: the state bank.
+        namespace: the namespace (link targets of other namespaces are ignored).
+        seeds: ``A_q`` rows, in host order.
+        profile: the query profile (its view conditions the walk).
+        max_hops: longest chain walk, in links.
+
+    Returns:
+        The pool in stable pre-rank order (``prerank`` = position).
+    """
+    validate_namespace(namespace)
+    view = profile.view
+    pool: list[EvidenceRow] = []
+    seen: set[str] = set()
+    for s in seeds:
+        if s.id not in seen:
+            seen.add(s.id)
+            pool.append(s)
+
+    frontier: list[_Hop] = []
+    neighbour_hops: list[_Hop] = []
+    for s in pool:
+        rel, nbr = _seed_hops(s.record, view)
+        frontier.extend(rel)
+        neighbour_hops.extend(nbr)
+
+    relation_rows: list[EvidenceRow] = []
+    neighbour_cache: dict[str, MemoryRecord] = {}
+    depth = 0
+    while frontier and depth < max_hops:
+        depth += 1
+        wanted = [h for h in frontier if h[2] not in seen]
+        # the neighbour look-up rides on the first relation level's call
+        extra = [h[2] for h in neighbour_hops if h[2] not in seen] if depth == 1 else []
+        ids = list(dict.fromkeys([h[2] for h in wanted] + extra))
+        fetched = {r.id: r for r in bank.get_many(namespace, ids)} if ids else {}
+        if depth == 1:
+            neighbour_cache = {i: fetched[i] for i in extra if i in fetched}
+        nxt: list[_Hop] = []
+        for parent, link, target, direction in wanted:
+            rec = fetched.get(target)
+            if rec is None or target in seen:
+                continue
+            seen.add(target)
+            relation_rows.append(
+                EvidenceRow(record=rec, bucket=Bucket.RELATION, relation=link.value, via=parent)
+            )
+            if direction:
+                nxt.extend(_walk_hops(rec, direction))
+        frontier = nxt
+    if depth == 0 and neighbour_hops:
+        ids = list(dict.fromkeys(h[2] for h in neighbour_hops if h[2] not in seen))
+        neighbour_cache = {r.id: r for r in bank.get_many(namespace, ids)} if ids else {}
+
+    neighbour_rows: list[EvidenceRow] = []
+    for parent, link, target, _ in neighbour_hops:
+        rec = neighbour_cache.get(target)
+        if rec is None or target in seen:
+            continue
+        seen.add(target)
+        neighbour_rows.append(
+            EvidenceRow(record=rec, bucket=Bucket.NEIGHBOUR, relation=link.value, via=parent)
+        )
+
+    out = pool + relation_rows + neighbour_rows
+    for i, row in enumerate(out):
+        if row.prerank != i:
+            if i < len(pool):  # a caller's seed row: never mutated
+                row = out[i] = row.model_copy()
+            row.prerank = i
+    return out
+
+
+def build_pool(
+    bank: StateBank,
+    namespace: str,
+    profile: QueryProfile,
+    *,
+    seed_k: int = 10,
+    query_vector: Sequence[float] | np.ndarray | None = None,
+    max_hops: int = DEFAULT_MAX_HOPS,
+) -> list[EvidenceRow]:
+    """Seeds plus view-conditioned hops: the candidate pool C_q in pre-rank order.
+
+    Args:
+        bank: the state bank.
+        namespace: the namespace searched (never crossed).
+        profile: the query profile; ``profile.query`` is embedded unless
+            ``query_vector`` is given.
+        seed_k: number of host seeds.
+        query_vector: a precomputed query embedding.
+        max_hops: longest chain walk, in links.
+
+    Raises:
+        InvalidQueryError: for a bad question or ``seed_k``.
+        NamespaceError: for a malformed namespace.
+    """
+    seeds = seed_rows(bank, namespace, profile.query, seed_k=seed_k, query_vector=query_vector)
+    return expand_pool(bank, namespace, seeds, profile, max_hops=max_hops)
+
+
+def stable_prerank(rows: Iterable[EvidenceRow]) -> list[EvidenceRow]:
+    """The stable pre-rank pi_0: bucket order (seed, relation, neighbour), ties kept.
+
+    Returns copies with ``prerank`` set to the position and controller marks
+    cleared; on a pool from :func:`build_pool` the order is unchanged.
+    """
+    ordered = sorted(
+        enumerate(rows), key=lambda p: (_BUCKET_ORDER.get(p[1].bucket, 3), p[0])
+    )
+    return [
+        row.model_copy(
+            update={"prerank": i, "selected_by_controller": False, "controller_rank": None}
+        )
+        for i, (_, row) in enumerate(ordered)
+    ]
+
+
+def top_k(rows: Sequence[EvidenceRow], k: int) -> list[EvidenceRow]:
+    """The first ``k`` rows of an ordered list (all of them when fewer).
+
+    Raises:
+        InvalidQueryError: when ``k`` is not a positive integer.
+    """
+    return list(rows[: validate_k(k)])

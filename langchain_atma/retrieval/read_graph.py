@@ -1,0 +1,444 @@
+"""The A-TMA read path as a LangGraph graph.
+
+Nodes: profile -> seed -> expand -> rank -> serialize -> answer.
+
+Each node does one step of Algorithm 1 (retrieval and QA sides) and appends one
+trace entry ``{level, node, saw, decided, ms}``; ``level`` is ``"retrieval"``
+for profile / seed / expand / rank and ``"qa"`` for serialize / answer. Each
+node's work runs as a child run named ``atma.<level>.<node>`` with tags
+``["atma", "atma:<level>"]`` and metadata ``{"atma.level", "atma.node"}``, so a
+tracer (LangSmith, a callback handler) shows the levels separately.
+
+The graph output holds the full trace T_q = (profile, pool, packet, serialized
+packet, answer) plus the controller call and the per-node entries. The answer
+node also emits a child run ``atma.trace`` whose metadata ``"atma.trace"`` is a
+JSON summary of T_q (ids, labels, statuses, answer), so the trace is attached
+to the LangChain run tree.
+
+Example:
+    >>> from langchain_core.embeddings import DeterministicFakeEmbedding
+    >>> from langchain_atma.bank import StateBank
+    >>> from langchain_atma.records import MemoryRecord
+    >>> bank = StateBank.in_memory(embeddings=DeterministicFakeEmbedding(size=16))
+    >>> _ = bank.add(MemoryRecord(namespace="u", content="I live in Boston."))
+    >>> res = ask(bank, "u", "Where do I live now?")
+    >>> res.answer.answer, [e["node"] for e in res.trace]
+    ('I live in Boston.', ['profile', 'seed', 'expand', 'rank', 'serialize', 'answer'])
+"""
+
+from __future__ import annotations
+
+import inspect
+import operator
+import time
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, TypedDict
+
+from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langchain_core.runnables.config import merge_configs, run_in_executor
+from langgraph.graph import END, START, StateGraph
+from pydantic import BaseModel, Field
+
+from langchain_atma.bank.bank import StateBank
+from langchain_atma.errors import ConfigError, NamespaceError
+from langchain_atma.qa.answerer import Answer, OfflineAnswerer
+from langchain_atma.qa.labels import label_rows
+from langchain_atma.qa.serializer import serialize_packet
+from langchain_atma.records import validate_namespace
+from langchain_atma.retrieval.controller import (
+    CONTROLLER_MODES,
+    ControllerRun,
+    OfflineController,
+    RetrieveController,
+)
+from langchain_atma.retrieval.packets import Bucket, EvidencePacket, EvidenceRow, QueryProfile
+from langchain_atma.retrieval.pool import expand_pool, seed_rows, validate_k, validate_query
+from langchain_atma.retrieval.profiler import QueryProfiler
+from langchain_atma.retrievers import assemble_packet
+
+__all__ = [
+    "ReadInput",
+    "ReadResult",
+    "ReadState",
+    "aask",
+    "ask",
+    "create_read_graph",
+    "trace_summary",
+]
+
+_NODES = (
+    ("retrieval", "profile"),
+    ("retrieval", "seed"),
+    ("retrieval", "expand"),
+    ("retrieval", "rank"),
+    ("qa", "serialize"),
+    ("qa", "answer"),
+)
+
+
+class ReadInput(TypedDict, total=False):
+    """Graph input: the question and (unless bound at build time) the namespace."""
+
+    question: str
+    namespace: str
+
+
+class ReadState(TypedDict, total=False):
+    """Graph state; every key but ``question`` / ``namespace`` is produced by a node."""
+
+    question: str
+    namespace: str
+    profile: QueryProfile
+    seeds: list[EvidenceRow]
+    pool: list[EvidenceRow]
+    controller: ControllerRun | None
+    packet: EvidencePacket
+    serialized: str
+    answer: Answer
+    trace: Annotated[list[dict[str, Any]], operator.add]
+
+
+class ReadResult(BaseModel):
+    """What :func:`ask` returns: the answer and the full trace T_q."""
+
+    question: str = Field(description="The question.")
+    namespace: str = Field(description="The namespace read.")
+    profile: QueryProfile = Field(description="psi(q).")
+    pool: list[EvidenceRow] = Field(description="C_q in stable pre-rank order.")
+    controller: ControllerRun | None = Field(default=None, description="The controller call.")
+    packet: EvidencePacket = Field(description="E_q with labels.")
+    serialized: str = Field(description="The serialized packet shown to QA.")
+    answer: Answer = Field(description="The answer.")
+    trace: list[dict[str, Any]] = Field(description="One entry per node.")
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        """JSON-friendly summary of T_q (see :func:`trace_summary`)."""
+        return trace_summary(dict(self))
+
+
+def trace_summary(state: dict[str, Any]) -> dict[str, Any]:
+    """A JSON-serializable summary of T_q = (profile, pool, packet, serialized, answer)."""
+    profile: QueryProfile | None = state.get("profile")
+    pool: list[EvidenceRow] = state.get("pool") or []
+    packet: EvidencePacket | None = state.get("packet")
+    answer: Answer | None = state.get("answer")
+    rows = packet.rows if packet is not None else []
+    return {
+        "question": state.get("question"),
+        "namespace": state.get("namespace"),
+        "profile": profile.model_dump(mode="json") if profile is not None else None,
+        "pool_ids": [r.id for r in pool],
+        "packet_ids": [r.id for r in rows],
+        "packet_labels": [r.label.value if r.label else None for r in rows],
+        "controller_status": packet.controller_status if packet is not None else None,
+        "serialized": state.get("serialized"),
+        "answer": answer.answer if answer is not None else None,
+        "answer_status": answer.status if answer is not None else None,
+        "nodes": [
+            {k: e.get(k) for k in ("level", "node", "ms")} for e in state.get("trace") or []
+        ],
+    }
+
+
+def _node_config(config: RunnableConfig | None, level: str, node: str) -> RunnableConfig:
+    return merge_configs(
+        config,
+        {
+            "run_name": f"atma.{level}.{node}",
+            "tags": ["atma", f"atma:{level}"],
+            "metadata": {"atma.level": level, "atma.node": node},
+        },
+    )
+
+
+_Work = Callable[[ReadState, RunnableConfig], tuple[dict[str, Any], str, str]]
+_AWork = Callable[[ReadState, RunnableConfig], Awaitable[tuple[dict[str, Any], str, str]]]
+
+
+def _wrap(level: str, node: str, work: _Work, awork: _AWork) -> RunnableLambda[Any, Any]:
+    """A graph node running ``work`` as a named child run and adding its trace entry."""
+    inner: RunnableLambda[Any, Any] = RunnableLambda(
+        work, afunc=awork, name=f"atma.{level}.{node}"
+    )
+
+    def _entry(saw: str, decided: str, start: float) -> dict[str, Any]:
+        return {"level": level, "node": node, "saw": saw, "decided": decided,
+                "ms": round((time.perf_counter() - start) * 1000.0, 3)}
+
+    def call(state: ReadState, config: RunnableConfig) -> dict[str, Any]:
+        start = time.perf_counter()
+        update, saw, decided = inner.invoke(state, _node_config(config, level, node))
+        return {**update, "trace": [_entry(saw, decided, start)]}
+
+    async def acall(state: ReadState, config: RunnableConfig) -> dict[str, Any]:
+        start = time.perf_counter()
+        update, saw, decided = await inner.ainvoke(state, _node_config(config, level, node))
+        return {**update, "trace": [_entry(saw, decided, start)]}
+
+    return RunnableLambda(call, afunc=acall, name=node)
+
+
+def _ids(rows: list[EvidenceRow], n: int = 5) -> str:
+    head = ", ".join(r.id[:8] for r in rows[:n])
+    return head + (", ..." if len(rows) > n else "")
+
+
+def create_read_graph(
+    bank: StateBank,
+    *,
+    namespace: str | None = None,
+    k: int = 5,
+    seed_k: int = 10,
+    controller: RetrieveController | None = None,
+    controller_mode: str = "online",
+    answerer: Any | None = None,
+    use_labels: bool = True,
+    profiler: QueryProfiler | None = None,
+) -> Any:
+    """Build and compile the read graph over ``bank``.
+
+    Args:
+        bank: the state bank.
+        namespace: default namespace (the input's ``namespace`` overrides it).
+        k: packet size.
+        seed_k: host seeds (at least ``k``).
+        controller: the bounded controller (default :class:`OfflineController`).
+        controller_mode: ``"online"``, ``"shadow"`` or ``"off"``.
+        answerer: an object with ``answer`` / ``aanswer(question, profile, rows)``
+            (default ``OfflineAnswerer(use_labels=use_labels)``); when both accept
+            a ``config`` keyword the node's run config is passed, so the model
+            call nests under ``atma.qa.answer``.
+        use_labels: show state labels to QA (labels are always kept in the
+            packet rows for the trace).
+        profiler: the query profiler (default rule-based profiler).
+
+    Returns:
+        A compiled LangGraph graph; input ``{"question", "namespace"}``.
+
+    Raises:
+        InvalidQueryError: for ``k`` / ``seed_k`` below 1.
+        ConfigError: for an unknown controller mode, controller or answerer.
+    """
+    kk = validate_k(k)
+    sk = max(validate_k(seed_k, "seed_k"), kk)
+    if namespace is not None:
+        validate_namespace(namespace)
+    if controller_mode not in CONTROLLER_MODES:
+        raise ConfigError(
+            f"controller_mode must be one of {CONTROLLER_MODES}, got {controller_mode!r}"
+        )
+    ctl: RetrieveController = controller if controller is not None else OfflineController()
+    if not isinstance(ctl, RetrieveController):
+        raise ConfigError(f"controller must provide run() and arun(), got {type(ctl).__name__}")
+    qa = answerer if answerer is not None else OfflineAnswerer(use_labels=use_labels)
+    if not (callable(getattr(qa, "answer", None)) and callable(getattr(qa, "aanswer", None))):
+        raise ConfigError(f"answerer must provide answer() and aanswer(), got {type(qa).__name__}")
+    prof = profiler if profiler is not None else QueryProfiler()
+    qa_takes_config = _accepts_config(qa.answer) and _accepts_config(qa.aanswer)
+
+    # -------------------------------------------------------------- retrieval level
+    def profile_work(state: ReadState, config: RunnableConfig) -> tuple[dict[str, Any], str, str]:
+        question = validate_query(state.get("question"))
+        ns = state.get("namespace") or namespace
+        if ns is None:
+            raise NamespaceError("no namespace: pass one in the input or to create_read_graph")
+        validate_namespace(ns)
+        p = prof.profile(question)
+        decided = (f"view={p.view.value} (hist={p.historical_hints}, cur={p.current_hints}, "
+                   f"change={p.change_hints}; negation={p.negation}, scope={p.scope}, "
+                   f"update={p.update})")
+        return {"namespace": ns, "profile": p}, f"question of {len(question)} chars", decided
+
+    async def profile_awork(state: ReadState, config: RunnableConfig) -> (
+        tuple[dict[str, Any], str, str]
+    ):
+        return profile_work(state, config)
+
+    def seed_work(state: ReadState, config: RunnableConfig) -> tuple[dict[str, Any], str, str]:
+        ns = state["namespace"]
+        seeds = seed_rows(bank, ns, state["profile"].query, seed_k=sk)
+        return ({"seeds": seeds}, f"namespace={ns}, seed_k={sk}",
+                f"{len(seeds)} host seeds: {_ids(seeds)}")
+
+    async def seed_awork(state: ReadState, config: RunnableConfig) -> (
+        tuple[dict[str, Any], str, str]
+    ):
+        return await run_in_executor(config, seed_work, state, config)
+
+    def expand_work(state: ReadState, config: RunnableConfig) -> tuple[dict[str, Any], str, str]:
+        seeds = state.get("seeds") or []
+        pool = expand_pool(bank, state["namespace"], seeds, state["profile"])
+        n_rel = sum(1 for r in pool if r.bucket is Bucket.RELATION)
+        n_nbr = sum(1 for r in pool if r.bucket is Bucket.NEIGHBOUR)
+        return ({"pool": pool}, f"{len(seeds)} seeds, view={state['profile'].view.value}",
+                f"pool of {len(pool)}: {len(pool) - n_rel - n_nbr} seed, {n_rel} relation, "
+                f"{n_nbr} neighbour")
+
+    async def expand_awork(state: ReadState, config: RunnableConfig) -> (
+        tuple[dict[str, Any], str, str]
+    ):
+        return await run_in_executor(config, expand_work, state, config)
+
+    def _rank_finish(state: ReadState, run: ControllerRun | None) -> tuple[
+        dict[str, Any], str, str
+    ]:
+        pool = state.get("pool") or []
+        packet = assemble_packet(state["profile"], pool, run, k=kk, mode=controller_mode,
+                                 use_labels=False)
+        picks = [r.id[:8] for r in packet.rows if r.selected_by_controller]
+        return ({"controller": run, "packet": packet},
+                f"pool of {len(pool)}, k={kk}, controller={ctl.name} ({controller_mode})",
+                f"status={packet.controller_status}, picks=[{', '.join(picks)}], "
+                f"packet=[{_ids(packet.rows, kk)}]")
+
+    def rank_work(state: ReadState, config: RunnableConfig) -> tuple[dict[str, Any], str, str]:
+        pool = state.get("pool") or []
+        run = None
+        if controller_mode != "off" and pool:
+            run = ctl.run(state["profile"], pool, k=kk, config=config)
+        return _rank_finish(state, run)
+
+    async def rank_awork(state: ReadState, config: RunnableConfig) -> (
+        tuple[dict[str, Any], str, str]
+    ):
+        pool = state.get("pool") or []
+        run = None
+        if controller_mode != "off" and pool:
+            run = await ctl.arun(state["profile"], pool, k=kk, config=config)
+        return _rank_finish(state, run)
+
+    # -------------------------------------------------------------------- QA level
+    def serialize_work(state: ReadState, config: RunnableConfig) -> (
+        tuple[dict[str, Any], str, str]
+    ):
+        packet = state["packet"]
+        rows = label_rows(packet.rows)
+        labelled = packet.model_copy(update={"rows": rows})
+        text = serialize_packet(rows, with_time=True, with_labels=use_labels)
+        labels = ", ".join(r.label.value if r.label else "-" for r in rows)
+        return ({"packet": labelled, "serialized": text},
+                f"{len(rows)} packet rows, labels {'on' if use_labels else 'off'}",
+                f"labels=[{labels}]")
+
+    async def serialize_awork(state: ReadState, config: RunnableConfig) -> (
+        tuple[dict[str, Any], str, str]
+    ):
+        return serialize_work(state, config)
+
+    def _answer_out(answer: Answer, state: ReadState) -> tuple[dict[str, Any], str, str]:
+        shown = len(state["packet"].rows)
+        used = ", ".join(i[:8] for i in answer.evidence_ids)
+        return ({"answer": answer}, f"{shown} rows, view={state['profile'].view.value}",
+                f"status={answer.status}, evidence=[{used}]")
+
+    def answer_work(state: ReadState, config: RunnableConfig) -> tuple[dict[str, Any], str, str]:
+        extra = {"config": config} if qa_takes_config else {}
+        answer = qa.answer(state["question"], state["profile"], state["packet"].rows, **extra)
+        summary = trace_summary({**state, "answer": answer})
+        RunnableLambda(_identity, name="atma.trace").invoke(
+            summary, merge_configs(config, {"metadata": {"atma.trace": summary}})
+        )
+        return _answer_out(answer, state)
+
+    async def answer_awork(state: ReadState, config: RunnableConfig) -> (
+        tuple[dict[str, Any], str, str]
+    ):
+        extra = {"config": config} if qa_takes_config else {}
+        answer = await qa.aanswer(state["question"], state["profile"], state["packet"].rows,
+                                  **extra)
+        summary = trace_summary({**state, "answer": answer})
+        await RunnableLambda(_identity, name="atma.trace").ainvoke(
+            summary, merge_configs(config, {"metadata": {"atma.trace": summary}})
+        )
+        return _answer_out(answer, state)
+
+    works: dict[str, tuple[_Work, _AWork]] = {
+        "profile": (profile_work, profile_awork),
+        "seed": (seed_work, seed_awork),
+        "expand": (expand_work, expand_awork),
+        "rank": (rank_work, rank_awork),
+        "serialize": (serialize_work, serialize_awork),
+        "answer": (answer_work, answer_awork),
+    }
+    graph = StateGraph(ReadState, input_schema=ReadInput)
+    prev = START
+    for level, node in _NODES:
+        work, awork = works[node]
+        graph.add_node(node, _wrap(level, node, work, awork),
+                       metadata={"atma.level": level, "atma.node": node})
+        graph.add_edge(prev, node)
+        prev = node
+    graph.add_edge(prev, END)
+    return graph.compile(name="atma.read")
+
+
+def _identity(x: Any) -> Any:
+    return x
+
+
+def _accepts_config(fn: Callable[..., Any]) -> bool:
+    """Whether an answerer method takes a ``config`` keyword (to nest its model run)."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return "config" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
+def _result(out: dict[str, Any]) -> ReadResult:
+    return ReadResult(
+        question=out["question"],
+        namespace=out["namespace"],
+        profile=out["profile"],
+        pool=out.get("pool") or [],
+        controller=out.get("controller"),
+        packet=out["packet"],
+        serialized=out.get("serialized", ""),
+        answer=out["answer"],
+        trace=out.get("trace") or [],
+    )
+
+
+def ask(
+    bank: StateBank,
+    namespace: str,
+    question: str,
+    *,
+    config: RunnableConfig | None = None,
+    **opts: Any,
+) -> ReadResult:
+    """Answer one question from a namespace through the read graph.
+
+    Args:
+        bank: the state bank.
+        namespace: the namespace read.
+        question: the question.
+        config: a LangChain run config (callbacks, tags, metadata).
+        **opts: options of :func:`create_read_graph` (``k``, ``seed_k``,
+            ``controller``, ``controller_mode``, ``answerer``, ``use_labels``,
+            ``profiler``).
+
+    Raises:
+        InvalidQueryError: for a bad question or options.
+        NamespaceError: for a malformed namespace.
+    """
+    validate_namespace(namespace)
+    validate_query(question)
+    graph = create_read_graph(bank, namespace=namespace, **opts)
+    return _result(graph.invoke({"question": question, "namespace": namespace}, config))
+
+
+async def aask(
+    bank: StateBank,
+    namespace: str,
+    question: str,
+    *,
+    config: RunnableConfig | None = None,
+    **opts: Any,
+) -> ReadResult:
+    """Async :func:`ask`."""
+    validate_namespace(namespace)
+    validate_query(question)
+    graph = create_read_graph(bank, namespace=namespace, **opts)
+    return _result(await graph.ainvoke({"question": question, "namespace": namespace}, config))

@@ -1,0 +1,328 @@
+"""AtmaRetriever: the A-TMA read path as a LangChain retriever.
+
+One call runs the retrieval level of A-TMA over a :class:`StateBank` namespace:
+profile the question (rule-based view), take the host's semantic seeds, expand
+them along state links for that view, keep the stable pre-rank, let the bounded
+controller foreground up to 3 rows (offline rule by default), cut to ``k`` and
+project the QA state labels. Documents carry the trace in their metadata.
+
+Input handling:
+
+* an empty / whitespace question, or one longer than 100,000 characters,
+  raises :class:`~langchain_atma.errors.InvalidQueryError` (not truncated: a
+  document sent as a question is a caller bug);
+* ``k <= 0`` (constructor or ``invoke(..., k=...)``) raises
+  ``InvalidQueryError``; a ``k`` larger than the namespace returns every
+  record reachable (the host is asked for ``max(seed_k, k)`` seeds);
+* an empty namespace returns ``[]``.
+
+Example:
+    >>> from langchain_core.embeddings import DeterministicFakeEmbedding
+    >>> from langchain_atma.bank import StateBank
+    >>> from langchain_atma.records import MemoryRecord
+    >>> bank = StateBank.in_memory(embeddings=DeterministicFakeEmbedding(size=16))
+    >>> _ = bank.add(MemoryRecord(namespace="u", content="I live in Boston."))
+    >>> retriever = AtmaRetriever(bank=bank, namespace="u", k=2)
+    >>> docs = retriever.invoke("Where do I live now?")
+    >>> docs[0].page_content, docs[0].metadata["label"]
+    ('I live in Boston.', 'current memory')
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import numpy as np
+from langchain_core.callbacks import (
+    AsyncCallbackManagerForRetrieverRun,
+    CallbackManagerForRetrieverRun,
+)
+from langchain_core.documents import Document
+from langchain_core.retrievers import BaseRetriever
+from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import run_in_executor
+from pydantic import BaseModel, ConfigDict, Field
+
+from langchain_atma.bank.bank import StateBank
+from langchain_atma.errors import ConfigError
+from langchain_atma.qa.labels import label_rows
+from langchain_atma.records import validate_namespace
+from langchain_atma.retrieval.controller import (
+    CONTROLLER_MODES,
+    ControllerRun,
+    OfflineController,
+    RetrieveController,
+    apply_controller,
+)
+from langchain_atma.retrieval.packets import EvidencePacket, EvidenceRow, QueryProfile
+from langchain_atma.retrieval.pool import (
+    expand_pool,
+    seed_rows,
+    top_k,
+    validate_k,
+    validate_query,
+)
+from langchain_atma.retrieval.profiler import QueryProfiler
+
+__all__ = [
+    "AtmaRetriever",
+    "RetrievalResult",
+    "assemble_packet",
+    "row_to_document",
+]
+
+
+class RetrievalResult(BaseModel):
+    """The retrieval-level trace of one question."""
+
+    profile: QueryProfile = Field(description="psi(q), the query profile.")
+    pool: list[EvidenceRow] = Field(description="C_q in stable pre-rank order.")
+    controller: ControllerRun | None = Field(
+        default=None, description="The controller call (None when the mode is off)."
+    )
+    packet: EvidencePacket = Field(description="E_q, the top-k packet with labels.")
+    timings_ms: dict[str, float] = Field(
+        default_factory=dict,
+        description="Wall time per step: profile, seed (host search incl. query "
+        "embedding), expand, rank, label.",
+    )
+
+
+def assemble_packet(
+    profile: QueryProfile,
+    pool: Sequence[EvidenceRow],
+    run: ControllerRun | None,
+    *,
+    k: int,
+    mode: str,
+    use_labels: bool = True,
+) -> EvidencePacket:
+    """Apply the controller (per ``mode``), cut to ``k`` and project labels.
+
+    Labels are always projected into ``row.label`` when ``use_labels`` is true;
+    with ``use_labels=False`` rows keep ``label=None``.
+    """
+    output = run.output if run is not None else None
+    error = run.error if run is not None else None
+    if run is None and mode != "off":
+        error = "no_output"
+    ordered, status = apply_controller(pool, output, k=k, mode=mode, error=error)
+    rows = top_k(ordered, k)
+    if use_labels:
+        rows = label_rows(rows)
+    return EvidencePacket(
+        profile=profile,
+        rows=rows,
+        pool_size=len(pool),
+        controller_applied=status == "applied",
+        controller_status=status,
+    )
+
+
+def row_to_document(row: EvidenceRow, view: str) -> Document:
+    """A LangChain Document for one packet row (content + trace metadata)."""
+    rec = row.record
+    return Document(
+        id=rec.id,
+        page_content=rec.content,
+        metadata={
+            "id": rec.id,
+            "status": rec.status.value,
+            "label": row.label.value if row.label is not None else None,
+            "bucket": row.bucket.value,
+            "relation": row.relation,
+            "via": row.via,
+            "score": row.score,
+            "prerank": row.prerank,
+            "controller_selected": row.selected_by_controller,
+            "controller_rank": row.controller_rank,
+            "time": rec.time.isoformat(),
+            "slot": rec.slot,
+            "source_event_id": rec.provenance.source_event_id,
+            "speaker": rec.provenance.speaker,
+            "view": view,
+        },
+    )
+
+
+class AtmaRetriever(BaseRetriever):
+    """State-aware retriever over one namespace of a :class:`StateBank`.
+
+    Args:
+        bank: the state bank.
+        namespace: the namespace searched (never crossed).
+        k: number of documents returned (override per call with
+            ``invoke(query, k=3)``).
+        seed_k: host seeds asked for (at least ``k`` are always asked).
+        profiler: the rule-based query profiler.
+        controller: the bounded controller (default :class:`OfflineController`).
+        controller_mode: ``"online"`` (apply valid picks), ``"shadow"`` (log
+            only) or ``"off"``.
+        use_labels: project QA state labels into the documents' metadata.
+
+    Raises:
+        InvalidQueryError: for ``k`` or ``seed_k`` below 1.
+        ConfigError: for an unknown controller mode or a bad controller.
+        NamespaceError: for a malformed namespace.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    bank: StateBank
+    namespace: str
+    k: int = 5
+    seed_k: int = 10
+    profiler: QueryProfiler = Field(default_factory=QueryProfiler)
+    controller: Any = Field(default_factory=OfflineController)
+    controller_mode: Literal["off", "shadow", "online"] = "online"
+    use_labels: bool = True
+
+    def __init__(self, **data: Any) -> None:
+        if "k" in data:
+            validate_k(data["k"])
+        if "seed_k" in data:
+            validate_k(data["seed_k"], "seed_k")
+        if "namespace" in data:
+            validate_namespace(data["namespace"])
+        mode = data.get("controller_mode", "online")
+        if mode not in CONTROLLER_MODES:
+            raise ConfigError(f"controller_mode must be one of {CONTROLLER_MODES}, got {mode!r}")
+        ctl = data.get("controller")
+        if ctl is not None and not isinstance(ctl, RetrieveController):
+            raise ConfigError(
+                "controller must provide name, run() and arun() (e.g. OfflineController or "
+                f"LLMController), got {type(ctl).__name__}"
+            )
+        if ctl is None:
+            data.pop("controller", None)
+        super().__init__(**data)
+
+    # ------------------------------------------------------------------ helpers
+    def _sizes(self, k: int | None, seed_k: int | None) -> tuple[int, int]:
+        kk = validate_k(self.k if k is None else k)
+        sk = validate_k(self.seed_k if seed_k is None else seed_k, "seed_k")
+        return kk, max(sk, kk)
+
+    def _profile(self, query: str) -> QueryProfile:
+        return self.profiler.profile(validate_query(query))
+
+    def _finish(
+        self,
+        profile: QueryProfile,
+        pool: list[EvidenceRow],
+        run: ControllerRun | None,
+        k: int,
+        timings: dict[str, float],
+    ) -> RetrievalResult:
+        t0 = time.perf_counter()
+        packet = assemble_packet(
+            profile, pool, run, k=k, mode=self.controller_mode, use_labels=self.use_labels
+        )
+        timings["label"] = (time.perf_counter() - t0) * 1000.0
+        return RetrievalResult(
+            profile=profile, pool=pool, controller=run, packet=packet, timings_ms=timings
+        )
+
+    # ------------------------------------------------------------------ public API
+    def retrieve(
+        self,
+        query: str,
+        *,
+        k: int | None = None,
+        seed_k: int | None = None,
+        query_vector: Sequence[float] | np.ndarray | None = None,
+        config: RunnableConfig | None = None,
+    ) -> RetrievalResult:
+        """Run the read path up to the packet and return the whole trace.
+
+        Raises:
+            InvalidQueryError: for a bad question, ``k`` or ``seed_k``.
+        """
+        kk, sk = self._sizes(k, seed_k)
+        timings: dict[str, float] = {}
+        t0 = time.perf_counter()
+        profile = self._profile(query)
+        t1 = time.perf_counter()
+        seeds = seed_rows(self.bank, self.namespace, query, seed_k=sk, query_vector=query_vector)
+        t2 = time.perf_counter()
+        pool = expand_pool(self.bank, self.namespace, seeds, profile)
+        t3 = time.perf_counter()
+        run = None
+        if self.controller_mode != "off" and pool:
+            run = self.controller.run(profile, pool, k=kk, config=config)
+        t4 = time.perf_counter()
+        timings.update(profile=(t1 - t0) * 1e3, seed=(t2 - t1) * 1e3,
+                       expand=(t3 - t2) * 1e3, rank=(t4 - t3) * 1e3)
+        return self._finish(profile, pool, run, kk, timings)
+
+    async def aretrieve(
+        self,
+        query: str,
+        *,
+        k: int | None = None,
+        seed_k: int | None = None,
+        query_vector: Sequence[float] | np.ndarray | None = None,
+        config: RunnableConfig | None = None,
+    ) -> RetrievalResult:
+        """Async :meth:`retrieve` (bank calls run in the default executor)."""
+        kk, sk = self._sizes(k, seed_k)
+        timings: dict[str, float] = {}
+        t0 = time.perf_counter()
+        profile = self._profile(query)
+        t1 = time.perf_counter()
+
+        def _seed_and_expand() -> tuple[list[EvidenceRow], float]:
+            a = time.perf_counter()
+            seeds = seed_rows(
+                self.bank, self.namespace, query, seed_k=sk, query_vector=query_vector
+            )
+            b = time.perf_counter()
+            timings["seed"] = (b - a) * 1e3
+            pool = expand_pool(self.bank, self.namespace, seeds, profile)
+            return pool, (time.perf_counter() - b) * 1e3
+
+        pool, expand_ms = await run_in_executor(None, _seed_and_expand)
+        t3 = time.perf_counter()
+        run = None
+        if self.controller_mode != "off" and pool:
+            run = await self.controller.arun(profile, pool, k=kk, config=config)
+        t4 = time.perf_counter()
+        timings.update(profile=(t1 - t0) * 1e3, expand=expand_ms, rank=(t4 - t3) * 1e3)
+        return self._finish(profile, pool, run, kk, timings)
+
+    def retrieve_packet(self, query: str, *, k: int | None = None) -> EvidencePacket:
+        """The labelled evidence packet E_q for a question."""
+        return self.retrieve(query, k=k).packet
+
+    async def aretrieve_packet(self, query: str, *, k: int | None = None) -> EvidencePacket:
+        """Async :meth:`retrieve_packet`."""
+        return (await self.aretrieve(query, k=k)).packet
+
+    # ------------------------------------------------------------------ BaseRetriever
+    def _get_relevant_documents(
+        self,
+        query: str,
+        *,
+        run_manager: CallbackManagerForRetrieverRun,
+        k: int | None = None,
+        seed_k: int | None = None,
+    ) -> list[Document]:
+        config: RunnableConfig = {"callbacks": run_manager.get_child()}
+        res = self.retrieve(query, k=k, seed_k=seed_k, config=config)
+        view = res.profile.view.value
+        return [row_to_document(r, view) for r in res.packet.rows]
+
+    async def _aget_relevant_documents(
+        self,
+        query: str,
+        *,
+        run_manager: AsyncCallbackManagerForRetrieverRun,
+        k: int | None = None,
+        seed_k: int | None = None,
+    ) -> list[Document]:
+        config: RunnableConfig = {"callbacks": run_manager.get_child()}
+        res = await self.aretrieve(query, k=k, seed_k=seed_k, config=config)
+        view = res.profile.view.value
+        return [row_to_document(r, view) for r in res.packet.rows]

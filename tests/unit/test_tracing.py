@@ -1,0 +1,133 @@
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
+
+from langchain_atma.bank import StateBank
+from langchain_atma.bank.write_graph import create_write_graph
+from langchain_atma.errors import ConfigError
+from langchain_atma.records import MemoryRecord, RecordStatus
+from langchain_atma.retrieval.read_graph import create_read_graph
+from langchain_atma.tracing import TraceCollector, export_jsonl, run_to_dict
+
+NAME = re.compile(r"^atma\.(bank|retrieval|qa)\.[a-z_]+$")
+
+
+@pytest.fixture(scope="module")
+def traced(minilm):
+    """One write (through the write graph) and one read, both traced offline."""
+    bank = StateBank.in_memory(embeddings=minilm)
+    write = create_write_graph(bank, use_sentry=False)  # judge every live candidate
+    write_runs = TraceCollector(capture_io=True)
+    write.invoke({"record": MemoryRecord(namespace="tr", content="I live in Boston.",
+                                         time="2023-01-01")})
+    out = write.invoke(
+        {"record": MemoryRecord(namespace="tr", content="I moved to Denver last month.",
+                                time="2023-06-01")},
+        {"callbacks": [write_runs]},
+    )
+    read_runs = TraceCollector()
+    tracer = RunCollectorCallbackHandler()
+    read = create_read_graph(bank, namespace="tr").invoke(
+        {"question": "Where do I live now?"}, {"callbacks": [read_runs, tracer]})
+    return {"bank": bank, "write": write_runs, "write_out": out, "read": read_runs,
+            "read_out": read, "tracer": tracer}
+
+
+def _check_levels(runs: list[dict]) -> None:
+    """Every node run ``atma.<level>.<node>`` carries its level in metadata and tags.
+
+    The graph root itself (``atma.bank.write``, parent None) is a LangGraph graph
+    run without node metadata, so only runs below a root are checked.
+    """
+    checked = 0
+    for run in runs:
+        m = NAME.match(run["name"])
+        if m is None or run["parent_id"] is None:
+            continue
+        checked += 1
+        level = m.group(1)
+        assert run["metadata"].get("atma.level") == level, run["name"]
+        assert run["level"] == level
+        assert "atma" in run["tags"] and f"atma:{level}" in run["tags"], run["name"]
+        assert run["status"] == "ok" and run["end_time"] is not None
+    assert checked >= 3
+
+
+def _ancestors(col: TraceCollector, run: dict) -> list[str]:
+    by_id = {r["id"]: r for r in col.runs}
+    names = []
+    while run["parent_id"] in by_id:
+        run = by_id[run["parent_id"]]
+        names.append(run["name"])
+    return names
+
+
+def test_write_runs_are_bank_level(traced):
+    col: TraceCollector = traced["write"]
+    assert traced["write_out"]["result"].updated[0].status is RecordStatus.SUPERSEDED
+    bank_runs = col.atma_runs("bank")
+    nodes = [r["name"] for r in bank_runs if r["parent_id"] is not None]
+    assert nodes == ["atma.bank.propose", "atma.bank.judge", "atma.bank.commit"]
+    _check_levels(col.runs)
+    assert col.atma_runs("retrieval") == [] and col.atma_runs("qa") == []
+    root = col.roots()
+    assert [r["name"] for r in root] == ["atma.bank.write"]
+    for run in bank_runs[1:]:
+        assert _ancestors(col, run)[-1] == "atma.bank.write"
+    assert {r["metadata"]["atma.node"] for r in bank_runs[1:]} == {"propose", "judge", "commit"}
+    assert "inputs" in bank_runs[1] and "outputs" in bank_runs[1]  # capture_io
+
+
+def test_read_runs_are_retrieval_then_qa(traced):
+    col: TraceCollector = traced["read"]
+    _check_levels(col.runs)
+    ret = [r["name"] for r in col.atma_runs("retrieval")]
+    qa = [r["name"] for r in col.atma_runs("qa")]
+    assert ret == ["atma.retrieval.profile", "atma.retrieval.seed", "atma.retrieval.expand",
+                   "atma.retrieval.rank"]
+    assert qa == ["atma.qa.serialize", "atma.qa.answer"]
+    assert col.atma_runs("bank") == []
+    order = [r["name"] for r in col.atma_runs()]
+    assert max(order.index(n) for n in ret) < min(order.index(n) for n in qa)
+    # the T_q summary run hangs under the answer node and carries the answer
+    summary = [r for r in col.runs if r["name"] == "atma.trace"]
+    assert len(summary) == 1 and summary[0]["level"] == "qa"
+    assert "atma.qa.answer" in _ancestors(col, summary[0])
+    answer = traced["read_out"]["answer"].answer
+    assert summary[0]["metadata"]["atma.trace"]["answer"] == answer
+    assert "Denver" in answer
+    assert [r["name"] for r in col.roots()] == ["atma.read"]
+    with pytest.raises(ConfigError):
+        col.atma_runs("storage")
+
+
+def test_langchain_tracer_sees_the_same_levels(traced):
+    runs = [d for root in traced["tracer"].traced_runs for d in run_to_dict(root)]
+    _check_levels(runs)
+    names = {r["name"] for r in runs}
+    assert {"atma.retrieval.seed", "atma.qa.answer"} <= names
+    ours = {r["name"] for r in traced["read"].runs}
+    assert names == ours
+
+
+def test_export_jsonl(traced, tmp_path):
+    path = tmp_path / "out" / "trace.jsonl"
+    n = export_jsonl(traced["write"], path)
+    n += export_jsonl(traced["read"], path, append=True)
+    n += export_jsonl(traced["read_out"]["trace"], path, append=True)
+    n += export_jsonl(traced["tracer"].traced_runs, path, append=True)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == n > 0
+    rows = [json.loads(line) for line in lines]
+    assert {r.get("level") for r in rows} >= {"bank", "retrieval", "qa"}
+    entries = [r for r in rows if "node" in r and "saw" in r]
+    assert [e["node"] for e in entries] == ["profile", "seed", "expand", "rank", "serialize",
+                                            "answer"]
+    with pytest.raises(ConfigError):
+        export_jsonl("not runs", path)
+    with pytest.raises(ConfigError):
+        export_jsonl([object()], path)

@@ -1,0 +1,393 @@
+"""Tests of the bank write graph (propose -> judge -> commit) and batch ingest."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from typing import Any
+
+import pytest
+from langchain_core.callbacks import BaseCallbackHandler
+from langgraph.graph import END, START, StateGraph
+
+from langchain_atma.bank import StateBank
+from langchain_atma.bank.judge import (
+    BaseJudge,
+    JudgeInput,
+    OfflineJudge,
+    SuggestedLink,
+    Verdict,
+    keep_both_verdict,
+)
+from langchain_atma.bank.write_graph import (
+    CosineGate,
+    IngestReport,
+    MemoryEvent,
+    WriteNodes,
+    WriteState,
+    aingest_events,
+    create_write_graph,
+    event_to_record,
+    ingest_events,
+)
+from langchain_atma.errors import InvalidRecordError, NamespaceError
+from langchain_atma.records import LinkType, MemoryRecord, Provenance, RecordStatus
+
+CONVERSATION = [
+    ("Ann", "I live in Boston."),
+    ("Bob", "Nice! How long have you been there?"),
+    ("Ann", "I work as a nurse at the county hospital."),
+    ("Ann", "I have a beagle named Biscuit."),
+    ("Ann", "I love hiking."),
+    ("Bob", "I moved to Denver last year, you should visit."),
+    ("Ann", "I moved to Denver last month."),
+    ("Ann", "I switched careers and I'm a software developer now."),
+    ("Ann", "I had to give Biscuit away, my new landlord doesn't allow dogs."),
+    ("Ann", "I only go hiking on weekends now."),
+    ("Ann", "How was your trip, Bob?"),
+]
+
+
+def _events(prefix: str = "e") -> list[dict[str, Any]]:
+    return [
+        {"text": text, "speaker": who, "timestamp": f"2023-{1 + i // 2:02d}-{1 + i % 2:02d}",
+         "event_id": f"{prefix}{i}", "session_id": "s1"}
+        for i, (who, text) in enumerate(CONVERSATION)
+    ]
+
+
+@pytest.fixture(scope="module")
+def bank() -> StateBank:
+    """One bank (real MiniLM encoder, in-memory Chroma) for the whole module."""
+    return StateBank.in_memory()
+
+
+def _by_event(bank: StateBank, ns: str) -> dict[str, MemoryRecord]:
+    return {r.provenance.source_event_id or "": r for r in bank.records(ns)}
+
+
+def _linked(a: MemoryRecord, b: MemoryRecord, *types: LinkType) -> bool:
+    return any(lk.target == b.id and lk.type in types for lk in a.links)
+
+
+def _check_conversation(bank: StateBank, ns: str) -> None:
+    recs = _by_event(bank, ns)
+    boston, nurse, beagle, hiking = recs["e0"], recs["e2"], recs["e3"], recs["e4"]
+    denver, dev, gave, weekends = recs["e6"], recs["e7"], recs["e8"], recs["e9"]
+    for old, new in ((boston, denver), (nurse, dev), (beagle, gave)):
+        assert old.status is RecordStatus.SUPERSEDED, old.content
+        assert new.status is RecordStatus.ACTIVE, new.content
+        assert _linked(new, old, LinkType.SUPERSEDES)
+        assert _linked(old, new, LinkType.SUPERSEDED_BY)
+    assert hiking.status is RecordStatus.ACTIVE and weekends.status is RecordStatus.ACTIVE
+    assert _linked(weekends, hiking, LinkType.SCOPED_EXCEPTION, LinkType.COEXISTS)
+    for ev in ("e1", "e5", "e10"):  # Bob's turns and the question stay untouched
+        assert recs[ev].status is RecordStatus.ACTIVE and recs[ev].links == []
+    assert denver.slot == "location:ann" and dev.slot == "job:ann"
+    assert bank.verify(ns) == []
+
+
+def test_conversation_final_statuses_links_and_trace(bank: StateBank) -> None:
+    trace: list[dict[str, Any]] = []
+    rep = ingest_events(bank, _events(), namespace="conv", use_sentry=False, trace=trace)
+    assert isinstance(rep, IngestReport)
+    assert rep.events == rep.writes == len(CONVERSATION)
+    assert rep.supersessions == 3 and rep.coexistences >= 1 and rep.duplicates == 0
+    assert rep.judge_calls == rep.flagged_pairs > 0
+    assert rep.judge_calls_per_write == pytest.approx(rep.judge_calls / rep.writes, abs=1e-3)
+    assert set(rep.seconds) >= {"encode", "propose", "judge", "commit", "total"}
+    assert len(rep.record_ids) == len(CONVERSATION) and all(rep.record_ids)
+    _check_conversation(bank, "conv")
+    nodes = [t["node"] for t in trace]
+    assert nodes.count("propose") == nodes.count("commit") == len(CONVERSATION)
+    assert "judge" in nodes
+    for entry in trace:
+        assert entry["level"] == "bank" and set(entry) == {"level", "node", "saw", "decided",
+                                                           "ms"}
+        assert entry["ms"] >= 0
+
+
+def test_reingest_is_idempotent(bank: StateBank) -> None:
+    ingest_events(bank, _events(), namespace="idem", use_sentry=False)
+    before = {r.id: (r.status, r.links) for r in bank.records("idem")}
+    rep = ingest_events(bank, _events(), namespace="idem", use_sentry=False)
+    assert rep.idempotent == len(CONVERSATION) and rep.writes == 0 and rep.judge_calls == 0
+    assert {r.id: (r.status, r.links) for r in bank.records("idem")} == before
+
+
+def test_async_ingest_matches_sync(bank: StateBank) -> None:
+    rep = asyncio.run(aingest_events(bank, [MemoryEvent(**e) for e in _events()],
+                                     namespace="async", use_sentry=False))
+    assert rep.supersessions == 3
+    _check_conversation(bank, "async")
+
+
+class CountingJudge(BaseJudge):
+    """Offline judge that counts its calls."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.inner = OfflineJudge()
+
+    def judge(self, inp: JudgeInput) -> Verdict:  # noqa: D102
+        self.calls += 1
+        return self.inner.judge(inp)
+
+
+def test_judge_is_skipped_when_nothing_is_flagged(bank: StateBank) -> None:
+    judge = CountingJudge()
+    trace: list[dict[str, Any]] = []
+    rep = ingest_events(bank, _events(), namespace="nogate", sentry=CosineGate(threshold=2.0),
+                        judge=judge, trace=trace)
+    assert judge.calls == 0 and rep.judge_calls == 0 and rep.flagged_pairs == 0
+    assert rep.candidate_pairs > 0
+    assert "judge" not in {t["node"] for t in trace}
+    assert all(not r.links for r in bank.records("nogate"))
+
+
+def test_gate_routes_only_flagged_pairs(bank: StateBank) -> None:
+    judge = CountingJudge()
+    rep = ingest_events(bank, _events(), namespace="gate", sentry=CosineGate(threshold=0.5),
+                        judge=judge)
+    assert 0 < rep.flagged_pairs < rep.candidate_pairs
+    assert judge.calls == rep.judge_calls == rep.flagged_pairs
+
+
+def test_ablations(bank: StateBank) -> None:
+    rep = ingest_events(bank, _events(), namespace="nojudge", use_sentry=False, use_judge=False)
+    assert rep.judge_calls == 0 and rep.flagged_pairs > 0 and rep.supersessions == 0
+    assert all(not r.links and r.status is RecordStatus.ACTIVE
+               for r in bank.records("nojudge"))
+    rep2 = ingest_events(bank, _events(), namespace="allpairs", use_sentry=False)
+    assert rep2.flagged_pairs == rep2.candidate_pairs == rep2.judge_calls
+
+
+class RunNames(BaseCallbackHandler):
+    """Collects run names, tags and metadata of chain runs."""
+
+    def __init__(self) -> None:
+        self.runs: list[tuple[str | None, list[str], dict[str, Any]]] = []
+
+    def on_chain_start(self, serialized: Any, inputs: Any, **kw: Any) -> None:  # noqa: D102
+        self.runs.append((kw.get("name"), list(kw.get("tags") or []),
+                          dict(kw.get("metadata") or {})))
+
+
+def test_graph_invoke_run_names_and_subgraph(bank: StateBank) -> None:
+    graph = create_write_graph(bank, use_sentry=False)
+    ns = "graph"
+    first = MemoryRecord(namespace=ns, content="I live in Boston.", time="2023-01-01",
+                         provenance=Provenance(speaker="Ann", source_event_id="g1"))
+    out = graph.invoke({"record": first})
+    assert out["result"].record.id == first.id and "judge" not in {
+        t["node"] for t in out["trace"]}
+    handler = RunNames()
+    second = MemoryRecord(namespace=ns, content="I moved to Denver last month.",
+                          time="2023-06-01",
+                          provenance=Provenance(speaker="Ann", source_event_id="g2"))
+    out = graph.invoke({"record": second}, config={"callbacks": [handler]})
+    assert [t["node"] for t in out["trace"]] == ["propose", "judge", "commit"]
+    assert out["flagged"] == [first.id]
+    assert out["verdicts"][0]["verdict"].action == "supersede"
+    assert bank.get(ns, first.id).status is RecordStatus.SUPERSEDED
+    names = {name: (tags, md) for name, tags, md in handler.runs}
+    for node in ("propose", "judge", "commit"):
+        tags, md = names[f"atma.bank.{node}"]
+        assert {"atma", "atma:bank"} <= set(tags)
+        assert md["atma.level"] == "bank" and md["atma.node"] == node
+
+    parent: StateGraph = StateGraph(WriteState)
+    parent.add_node("write", graph)
+    parent.add_edge(START, "write")
+    parent.add_edge("write", END)
+    third = MemoryRecord(namespace=ns, content="I adopted a cat named Tom.",
+                         time="2023-07-01", provenance=Provenance(speaker="Ann"))
+    res = parent.compile().invoke({"record": third})
+    assert res["result"].record.id == third.id
+    fourth = MemoryRecord(namespace=ns, content="Tom passed away last week.",
+                          time="2023-09-01", provenance=Provenance(speaker="Ann"))
+    res = asyncio.run(graph.ainvoke({"record": fourth}))
+    assert bank.get(ns, third.id).status is RecordStatus.SUPERSEDED
+    assert bank.verify(ns) == []
+
+
+class StubJudge(BaseJudge):
+    """Returns a verdict built by a callback."""
+
+    def __init__(self, fn: Any) -> None:
+        self.fn = fn
+
+    def judge(self, inp: JudgeInput) -> Verdict:  # noqa: D102
+        return self.fn(inp)
+
+
+def _sup(inp: JudgeInput, conf: float = 0.6, slot: str | None = "location",
+         target: str | None = None, entities: list[str] | None = None) -> Verdict:
+    return Verdict(conflict=True, conflict_type="temporal", action="supersede", slot=slot,
+                   confidence=conf, entities=entities or [],
+                   suggested_links=[SuggestedLink(type=LinkType.SUPERSEDES,
+                                                  target_id=target or inp.old.id)])
+
+
+def _add(bank: StateBank, ns: str, text: str, t: str, **kw: Any) -> MemoryRecord:
+    return bank.add(MemoryRecord(namespace=ns, content=text, time=t,
+                                 provenance=Provenance(speaker="Ann"), **kw))
+
+
+def test_disappeared_candidate_falls_back_without_half_write(bank: StateBank) -> None:
+    ns = "gone"
+    old = _add(bank, ns, "I live in Boston.", "2023-01-01")
+
+    def vanish(inp: JudgeInput) -> Verdict:
+        bank.host.delete([inp.old.id])  # the candidate disappears before commit
+        return _sup(inp)
+
+    trace: list[dict[str, Any]] = []
+    rep = ingest_events(bank, [{"text": "I moved to Denver.", "speaker": "Ann",
+                                "timestamp": "2023-05-01"}], namespace=ns,
+                        use_sentry=False, judge=StubJudge(vanish), trace=trace)
+    assert rep.writes == 1 and rep.supersessions == 0 and rep.fallbacks >= 1
+    commit = [t for t in trace if t["node"] == "commit"][0]
+    assert any("missing target" in f for f in commit["decided"]["fallbacks"])
+    (new,) = bank.records(ns)
+    assert new.id != old.id and new.links == [] and bank.verify(ns) == []
+
+
+def test_verdict_naming_unknown_id_is_dropped(bank: StateBank) -> None:
+    ns = "unknown"
+    _add(bank, ns, "I live in Boston.", "2023-01-01")
+    rep = ingest_events(bank, [{"text": "I moved to Denver.", "speaker": "Ann",
+                                "timestamp": "2023-05-01"}], namespace=ns, use_sentry=False,
+                        judge=StubJudge(lambda inp: _sup(inp, target="ghost")))
+    assert rep.writes == 1 and rep.supersessions == 0
+    assert all(not r.links and r.status is RecordStatus.ACTIVE for r in bank.records(ns))
+
+
+def test_only_best_supported_supersede_per_slot(bank: StateBank) -> None:
+    ns = "best"
+    a = _add(bank, ns, "I live in Boston.", "2023-01-01")
+    b = _add(bank, ns, "I live near the harbour.", "2023-02-01")
+    conf = {a.id: 0.9, b.id: 0.5}
+    rep = ingest_events(bank, [{"text": "I moved to Denver.", "speaker": "Ann",
+                                "timestamp": "2023-05-01"}], namespace=ns, use_sentry=False,
+                        judge=StubJudge(lambda inp: _sup(inp, conf[inp.old.id])))
+    assert rep.supersessions == 1
+    assert bank.get(ns, a.id).status is RecordStatus.SUPERSEDED
+    assert bank.get(ns, b.id).status is RecordStatus.ACTIVE
+    # the same entity named by both verdicts: earlier records of one state, both superseded
+    ns2 = "best2"
+    a2 = _add(bank, ns2, "I live in Boston.", "2023-01-01")
+    b2 = _add(bank, ns2, "Boston winters are long.", "2023-02-01")
+    conf2 = {a2.id: 0.9, b2.id: 0.5}
+    ingest_events(bank, [{"text": "I left Boston for Denver.", "speaker": "Ann",
+                          "timestamp": "2023-05-01"}], namespace=ns2, use_sentry=False,
+                  judge=StubJudge(lambda inp: _sup(inp, conf2[inp.old.id],
+                                                   entities=["boston"])))
+    assert {bank.get(ns2, x.id).status for x in (a2, b2)} == {RecordStatus.SUPERSEDED}
+    assert bank.verify(ns2) == []
+
+
+def test_slot_clash_falls_back_to_no_slot(bank: StateBank) -> None:
+    ns = "slots"
+    held = _add(bank, ns, "My office is on Main Street.", "2023-01-01", slot="location:ann")
+    target = _add(bank, ns, "I live in Boston.", "2023-02-01")
+
+    def only_target(inp: JudgeInput) -> Verdict:
+        return _sup(inp) if inp.old.id == target.id else keep_both_verdict("no")
+
+    trace: list[dict[str, Any]] = []
+    ingest_events(bank, [{"text": "I moved to Denver.", "speaker": "Ann",
+                          "timestamp": "2023-05-01"}], namespace=ns, use_sentry=False,
+                  judge=StubJudge(only_target), trace=trace)
+    recs = _by_event(bank, ns)
+    new = [r for r in recs.values() if r.content == "I moved to Denver."][0]
+    assert new.slot is None and bank.get(ns, target.id).status is RecordStatus.SUPERSEDED
+    assert bank.get(ns, held.id).status is RecordStatus.ACTIVE
+    fb = [t for t in trace if t["node"] == "commit"][0]["decided"]["fallbacks"]
+    assert any("without the slot" in f for f in fb)
+    assert bank.verify(ns) == []
+
+
+def test_slot_clash_supersedes_when_the_judge_said_so(bank: StateBank) -> None:
+    ns = "slots2"
+    held = _add(bank, ns, "My flat is in Leeds.", "2023-01-01", slot="location:ann")
+    target = _add(bank, ns, "I live in Boston.", "2023-02-01")
+    conf = {held.id: 0.4, target.id: 0.9}
+    ingest_events(bank, [{"text": "I moved to Denver.", "speaker": "Ann",
+                          "timestamp": "2023-05-01"}], namespace=ns, use_sentry=False,
+                  judge=StubJudge(lambda inp: _sup(inp, conf[inp.old.id])))
+    new = [r for r in bank.records(ns) if r.content == "I moved to Denver."][0]
+    assert new.slot == "location:ann"
+    assert {bank.get(ns, x.id).status for x in (held, target)} == {RecordStatus.SUPERSEDED}
+    assert bank.verify(ns) == []
+
+
+def test_duplicate_wins_alone(bank: StateBank) -> None:
+    ns = "dups"
+    _add(bank, ns, "I adopted a cat named Tom.", "2023-01-01")
+    rep = ingest_events(bank, [{"text": "I adopted a cat named Tom!", "speaker": "Ann",
+                                "timestamp": "2023-05-01"}], namespace=ns, use_sentry=False)
+    assert rep.duplicates == 1 and rep.writes == 0 and rep.record_ids == [None]
+    assert bank.count(ns) == 1
+
+
+def test_transition_then_outcome_links_old_and_new(bank: StateBank) -> None:
+    ns = "trans"
+    events = [
+        {"text": "I live in Boston.", "speaker": "Ann", "timestamp": "2023-01-01"},
+        {"text": "I'm in the middle of moving from Boston to Denver.", "speaker": "Ann",
+         "timestamp": "2023-03-01"},
+        {"text": "Denver is home now, the boxes are finally unpacked.", "speaker": "Ann",
+         "timestamp": "2023-05-01"},
+    ]
+    rep = ingest_events(bank, events, namespace=ns, use_sentry=False)
+    old, trans, new = bank.records(ns)
+    assert rep.transitions == 1
+    assert trans.status is RecordStatus.TRANSITION and old.status is RecordStatus.SUPERSEDED
+    assert new.status is RecordStatus.ACTIVE
+    assert _linked(new, trans, LinkType.EVOLVES_FROM) and _linked(new, old, LinkType.SUPERSEDES)
+    assert bank.verify(ns) == []
+
+
+def test_events_and_errors(bank: StateBank) -> None:
+    rec = event_to_record({"text": "hi there", "speaker": "Ann", "event_id": "x1",
+                           "timestamp": 0, "metadata": {"k": 1, "none": None}}, "ev")
+    assert rec.provenance.source_event_id == "x1" and rec.metadata == {"k": 1}
+    with pytest.raises(InvalidRecordError):
+        event_to_record({"speaker": "Ann"}, "ev")
+    with pytest.raises(InvalidRecordError):
+        ingest_events(bank, "not events", namespace="ev")  # type: ignore[arg-type]
+    with pytest.raises(NamespaceError):
+        ingest_events(bank, [], namespace="bad namespace!")
+    nodes = WriteNodes(bank, use_sentry=False)
+    with pytest.raises(NamespaceError):
+        nodes.propose({"namespace": "other", "record": MemoryRecord(namespace="ev",
+                                                                      content="x")})
+    with pytest.raises(InvalidRecordError):
+        WriteNodes(bank, candidate_k=0)
+    empty = ingest_events(bank, [], namespace="ev")
+    assert empty.events == 0 and empty.writes == 0
+
+
+def test_candidates_are_live_neighbours_plus_one_hop(bank: StateBank) -> None:
+    ns = "hop"
+    ingest_events(bank, [
+        {"text": "I live in Boston.", "speaker": "Ann", "timestamp": "2023-01-01"},
+        {"text": "I moved to Denver last month.", "speaker": "Ann", "timestamp": "2023-05-01"},
+    ], namespace=ns, use_sentry=False)
+    boston, denver = bank.records(ns)
+    assert boston.status is RecordStatus.SUPERSEDED
+    nodes = WriteNodes(bank, use_sentry=False, candidate_k=1)
+    rec = MemoryRecord(namespace=ns, content="Denver has great coffee.", time="2023-06-01")
+    out = nodes.propose({"record": rec})
+    ids = [c.id for c in out["candidates"]]
+    assert ids[0] == denver.id and boston.id in ids  # live hit, then its linked history
+    assert all(s["live"] == (s["id"] != boston.id) for s in out["scores"])
+
+
+def test_throughput_is_reported(bank: StateBank) -> None:
+    events = [{"text": f"Small talk number {i} about the weather.", "speaker": "Ann",
+               "timestamp": 1_700_000_000 + i} for i in range(20)]
+    rep = ingest_events(bank, events, namespace="speed")
+    assert rep.events == 20 and rep.events_per_s > 0
+    assert sum(itertools.chain(rep.seconds.values())) > 0

@@ -97,7 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     t = ssub.add_parser("train", help="train the Sentry projection heads (reproducible by seed)")
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--epochs", type=int)
-    t.add_argument("--out", help="output .npz (default: a file in the current directory)")
+    t.add_argument("--out", help="output .npz (default: the shipped heads file of the encoder)")
     t.add_argument("--encoder", help="local SentenceTransformer directory (default MiniLM)")
     t.add_argument("--holdout-family", dest="holdout_family", help="phrasing family kept out")
 

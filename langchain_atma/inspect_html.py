@@ -52,7 +52,7 @@ td,th{border-bottom:1px solid #eee;padding:4px 6px;text-align:left;vertical-alig
 
 
 def _chain_svg(chain: list[MemoryRecord]) -> str:
-    step, pad, height = 190, 70, 170
+    step, pad, height = 190, 70, 195
     width = pad * 2 + step * max(len(chain) - 1, 0) + 60
     pos = {r.id: (pad + i * step, 110) for i, r in enumerate(chain)}
     parts = [f'<svg width="{width}" height="{height}" role="img" '

@@ -6,7 +6,9 @@ For every new memory (paper, Algorithm 1, lines 2-7):
    search, the Sentry and the commit. The candidate set P_j is the host's
    ``candidate_k`` nearest *live* neighbours (status active or transition) in
    the same namespace plus the records state-linked to them (one hop, any
-   status); the bank is never scanned. Sentry scores every pair from the
+   status); the bank is never scanned. When the new record has a speaker, only
+   candidates of the same speaker (or of no known speaker) are kept: a person's
+   state is changed by what that person says. Sentry scores every pair from the
    vectors the bank already stores (``bank.vectors``) and flags the
    suspicious ones.
 2. **judge** runs only for flagged pairs; when nothing is flagged the graph goes
@@ -362,6 +364,13 @@ class WriteNodes:
         if hop:
             cands += [r for r in self.bank.get_many(ns, list(dict.fromkeys(hop)))
                       if r.id != rec.id]
+        speaker = rec.provenance.speaker
+        if speaker:
+            # State belongs to its speaker: another person's statement never changes
+            # this speaker's state, so it is not a candidate (records with no known
+            # speaker stay candidates).
+            cands = [c for c in cands
+                     if not c.provenance.speaker or c.provenance.speaker == speaker]
         vectors = self.bank.vectors(ns, [c.id for c in cands]) if cands else {}
         cands = [c for c in cands if c.id in vectors]  # a row without a vector cannot be scored
         scores: list[dict[str, Any]] = []

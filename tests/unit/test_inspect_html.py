@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+from langchain_core.embeddings import DeterministicFakeEmbedding
+
+from langchain_atma.bank import CommitAction, CommitDecision, StateBank
+from langchain_atma.cli import main
+from langchain_atma.inspect_html import render_bank_html
+from langchain_atma.records import MemoryRecord
+
+
+def _bank():
+    bank = StateBank.in_memory(embeddings=DeterministicFakeEmbedding(size=16))
+    old = bank.add(MemoryRecord(namespace="u", content="I live in <Boston>.", slot="location"))
+    bank.commit(MemoryRecord(namespace="u", content="I moved to Denver.", slot="location"),
+                [CommitDecision(action=CommitAction.SUPERSEDE, target_id=old.id)])
+    bank.add(MemoryRecord(namespace="other", content="secret of another namespace"))
+    return bank
+
+
+def test_page_is_self_contained_and_escaped():
+    page = render_bank_html(_bank(), "u")
+    assert page.startswith("<!DOCTYPE html>") and page.count("<svg") == 1
+    assert "<script" not in page and "http://" not in page.replace(
+        'xmlns="http://www.w3.org/2000/svg"', "")
+    assert "&lt;Boston&gt;" in page and "<Boston>" not in page
+    assert "supersedes" in page and "superseded" in page
+    assert "another namespace" not in page
+
+
+def test_cli_verify_and_inspect_html(tmp_path, capsys):
+    from langchain_atma.bank import ChromaHost
+
+    bank = StateBank(host=ChromaHost.persistent(tmp_path / "b"),
+                     embeddings=DeterministicFakeEmbedding(size=16))
+    old = bank.add(MemoryRecord(namespace="u", content="I live in Boston.", slot="location"))
+    bank.commit(MemoryRecord(namespace="u", content="I moved to Denver.", slot="location"),
+                [CommitDecision(action=CommitAction.SUPERSEDE, target_id=old.id)])
+    del bank
+    out = tmp_path / "bank.html"
+    code = main(["verify", "--path", str(tmp_path / "b"), "--namespace", "u"])
+    assert code == 0 and "invariants hold" in capsys.readouterr().out
+    code = main(["inspect", "--path", str(tmp_path / "b"), "--namespace", "u",
+                 "--html", str(out)])
+    printed = capsys.readouterr().out
+    assert code == 0 and "chain 1 [location]" in printed and "superseded" in printed
+    assert "<svg" in out.read_text(encoding="utf-8")

@@ -305,6 +305,9 @@ class WriteNodes:
         candidate_k: nearest live neighbours per write.
         use_sentry: ``False`` = ablation, judge every live candidate.
         use_judge: ``False`` = ablation, audit nothing (plain append).
+        also_flag_similarity: extension beyond the paper (off by default): also
+            route pairs whose embedding cosine is at least this value, whatever
+            the Sentry says (raises the gate's recall at the cost of judge calls).
     """
 
     def __init__(
@@ -316,6 +319,7 @@ class WriteNodes:
         candidate_k: int = 8,
         use_sentry: bool = True,
         use_judge: bool = True,
+        also_flag_similarity: float | None = None,
     ) -> None:
         if not isinstance(candidate_k, int) or isinstance(candidate_k, bool) or candidate_k < 1:
             raise InvalidRecordError(f"candidate_k must be a positive integer, got {candidate_k!r}")
@@ -325,6 +329,7 @@ class WriteNodes:
         self.candidate_k = candidate_k
         self.use_sentry = use_sentry
         self.use_judge = use_judge
+        self.also_flag_similarity = also_flag_similarity
 
     # ------------------------------------------------------------------ propose
     def propose(self, state: WriteState) -> dict[str, Any]:
@@ -382,6 +387,8 @@ class WriteNodes:
             for i, c in enumerate(cands):
                 live = c.status in LIVE_STATUSES
                 flag = bool(ps.flagged[i]) if self.use_sentry else True
+                if not flag and self.also_flag_similarity is not None:
+                    flag = bool(sims[i] >= self.also_flag_similarity)
                 scores.append({"id": c.id, "a": float(ps.a[i]), "b": float(ps.b[i]),
                                "d": float(ps.d[i]), "similarity": float(sims[i]),
                                "live": live, "flagged": flag,
@@ -652,6 +659,7 @@ def create_write_graph(
     candidate_k: int = 8,
     use_sentry: bool = True,
     use_judge: bool = True,
+    also_flag_similarity: float | None = None,
 ) -> CompiledStateGraph:
     """Compile the bank write graph ``propose -> [judge] -> commit``.
 
@@ -662,13 +670,16 @@ def create_write_graph(
         candidate_k: nearest live neighbours per write.
         use_sentry: ``False`` = ablation "judge every candidate".
         use_judge: ``False`` = ablation "no audit" (plain append).
+        also_flag_similarity: also judge pairs at least this similar (see
+            :class:`WriteNodes`; off by default).
 
     Returns:
         A compiled graph; input ``{"record": MemoryRecord}`` (optionally
         ``namespace`` and ``embedding``); usable as a subgraph.
     """
     nodes = WriteNodes(bank, sentry=sentry, judge=judge, candidate_k=candidate_k,
-                       use_sentry=use_sentry, use_judge=use_judge)
+                       use_sentry=use_sentry, use_judge=use_judge,
+                       also_flag_similarity=also_flag_similarity)
     g: StateGraph = StateGraph(WriteState)
     for name, f, af in (("propose", nodes.propose, nodes.apropose),
                         ("judge", nodes.judge, nodes.ajudge),
@@ -789,6 +800,7 @@ def ingest_events(
     use_judge: bool = True,
     candidate_k: int = 8,
     trace: list[dict[str, Any]] | None = None,
+    also_flag_similarity: float | None = None,
 ) -> IngestReport:
     """Write events in order through the write path (batch-encoded up front).
 
@@ -803,6 +815,8 @@ def ingest_events(
         use_judge: ``False`` = ablation "no audit".
         candidate_k: nearest live neighbours per write.
         trace: if given, every node's trace entry is appended to it.
+        also_flag_similarity: also judge pairs at least this similar (see
+            :class:`WriteNodes`; off by default).
 
     Returns:
         An :class:`IngestReport`.
@@ -814,7 +828,8 @@ def ingest_events(
     t_start = time.perf_counter()
     records = _prepare(bank, events, namespace)
     nodes = WriteNodes(bank, sentry=sentry, judge=judge, candidate_k=candidate_k,
-                       use_sentry=use_sentry, use_judge=use_judge)
+                       use_sentry=use_sentry, use_judge=use_judge,
+                       also_flag_similarity=also_flag_similarity)
     acc = _Accumulator(len(records))
     t_enc = time.perf_counter()
     vecs = bank.embed([r.content for r in records]) if records else None
@@ -847,6 +862,7 @@ async def aingest_events(
     use_judge: bool = True,
     candidate_k: int = 8,
     trace: list[dict[str, Any]] | None = None,
+    also_flag_similarity: float | None = None,
 ) -> IngestReport:
     """Async :func:`ingest_events` (events stay strictly in order; the judge is awaited)."""
     import asyncio
@@ -854,7 +870,8 @@ async def aingest_events(
     t_start = time.perf_counter()
     records = _prepare(bank, events, namespace)
     nodes = WriteNodes(bank, sentry=sentry, judge=judge, candidate_k=candidate_k,
-                       use_sentry=use_sentry, use_judge=use_judge)
+                       use_sentry=use_sentry, use_judge=use_judge,
+                       also_flag_similarity=also_flag_similarity)
     acc = _Accumulator(len(records))
     t_enc = time.perf_counter()
     vecs = (await asyncio.to_thread(bank.embed, [r.content for r in records])

@@ -153,6 +153,14 @@ def test_gate_routes_only_flagged_pairs(bank: StateBank) -> None:
     assert judge.calls == rep.judge_calls == rep.flagged_pairs
 
 
+def test_also_flag_similarity_widens_the_gate(bank: StateBank) -> None:
+    base = ingest_events(bank, _events(), namespace="wide0", sentry=CosineGate(threshold=2.0))
+    wide = ingest_events(bank, _events(), namespace="wide1", sentry=CosineGate(threshold=2.0),
+                         also_flag_similarity=0.0)
+    assert base.flagged_pairs == 0 and wide.flagged_pairs == wide.candidate_pairs > 0
+    assert wide.supersessions == 3
+
+
 def test_ablations(bank: StateBank) -> None:
     rep = ingest_events(bank, _events(), namespace="nojudge", use_sentry=False, use_judge=False)
     assert rep.judge_calls == 0 and rep.flagged_pairs > 0 and rep.supersessions == 0

@@ -19,7 +19,8 @@ def _tiny(tmp_path, kind_of_dialog="dialog"):
         ("e3", "2023-01-02T10:00:00", "Ana", "I live in Boston, in a flat near the river.",
          "cue_old"),
         ("e4", "2023-02-01T10:00:00", "Ben", "Did you see the game last night?", kind_of_dialog),
-        ("e5", "2023-03-01T10:00:00", "Ana", "I moved to Denver last month, that's home now.", "cue_new"),
+        ("e5", "2023-03-01T10:00:00", "Ana", "I moved to Denver last month, that's home now.",
+         "cue_new"),
         ("e6", "2023-03-01T10:01:00", "Ben", "Wow, congratulations on the move!", kind_of_dialog),
     ]
     doc = {

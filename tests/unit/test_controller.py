@@ -408,3 +408,27 @@ def test_parse_controller_output_variants():
     msg = AIMessage(content="", tool_calls=[{"name": "ControllerOutput", "id": "1",
                                              "args": {"selected": [{"candidate_id": 3}]}}])
     assert parse_controller_output(msg).selected[0].candidate_id == "3"
+
+
+def test_offline_controller_ignores_chains_of_weak_seeds():
+    from langchain_atma.records import Link, LinkType, MemoryRecord, RecordStatus
+    from langchain_atma.retrieval.controller import OfflineController
+    from langchain_atma.retrieval.packets import Bucket, EvidenceRow, QueryProfile, QueryView
+
+    def rec(i, status=RecordStatus.ACTIVE, links=()):
+        return MemoryRecord(id=i, namespace="t", content=f"record {i}", status=status,
+                            links=[Link(type=t, target=g) for t, g in links])
+
+    top = EvidenceRow(record=rec("top"), bucket=Bucket.SEED, score=0.80, prerank=0)
+    weak_old = EvidenceRow(
+        record=rec("old", RecordStatus.SUPERSEDED, [(LinkType.SUPERSEDED_BY, "new")]),
+        bucket=Bucket.SEED, score=0.55, prerank=1)
+    weak_new = EvidenceRow(record=rec("new", links=[(LinkType.SUPERSEDES, "old")]),
+                           bucket=Bucket.RELATION, relation="superseded_by", via="old",
+                           prerank=2)
+    profile = QueryProfile(query="what now?", view=QueryView.CURRENT)
+    rows = [top, weak_old, weak_new]
+    guarded = OfflineController().select(profile, rows, k=5)
+    assert guarded.selected == []  # a grazing seed does not push its chain forward
+    unguarded = OfflineController(margin=None).select(profile, rows, k=5)
+    assert [p.candidate_id for p in unguarded.selected] == ["new"]

@@ -127,6 +127,11 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--samples", help="comma-separated sample ids or a count")
     b.add_argument("--k", type=int, default=5)
     b.add_argument("--plot", help="also write a PNG plot here")
+    b = bsub.add_parser("seeds", help="seed-search hit rates on an LTP-format file")
+    b.add_argument("file")
+    b.add_argument("--out", required=True)
+    b.add_argument("--profiles", help="comma-separated profile ids or a count")
+    b.add_argument("--k", type=int, default=5)
     b = bsub.add_parser("perf", help="write/read path speed and memory")
     b.add_argument("--out", required=True)
     b.add_argument("--sizes", default="1000,10000,100000")
@@ -208,11 +213,16 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result.summary, indent=2, default=str))
         return 0
+    from langchain_atma.qa.serializer import clean_text
+
+    # memories and answers are untrusted text: one line each, no terminal control codes
     print(f"view: {result.profile.view.value}")
     for i, row in enumerate(result.packet.rows, 1):
         label = row.label.value if row.label else "-"
-        print(f"[{i}] {label:<24} {row.record.time.date()}  {row.record.content[:160]}")
-    print(f"answer: {result.answer.answer}")
+        print(f"[{i}] {label:<24} {row.record.time.date()}  {clean_text(row.record.content, 160)}")
+    print(f"answer: {clean_text(result.answer.answer, 4000) if result.answer.answer else ''}")
+    if result.answer.error:
+        print(f"answer failed: {clean_text(result.answer.error, 500)}")
     return 0
 
 
@@ -259,6 +269,10 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         from langchain_atma.benchmarks.locomo_bench import main as locomo_main
 
         return locomo_main(args)
+    if args.bench_command == "seeds":
+        from langchain_atma.benchmarks.seed_bench import main as seeds_main
+
+        return seeds_main(args)
     from langchain_atma.benchmarks.perf import main as perf_main
 
     return perf_main(args)

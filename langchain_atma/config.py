@@ -19,6 +19,8 @@ setting                environment variable        meaning
 ``tau_top``            ``ATMA_TAU_TOP``            Sentry topic threshold (0.60)
 ``tau_log``            ``ATMA_TAU_LOG``            Sentry logic threshold (0.45)
 ``tau_gap``            ``ATMA_TAU_GAP``            Sentry gap threshold (0.15)
+``gate``               ``ATMA_GATE``               ``hub`` (default gate) | ``paper``
+                                                   (the paper's rule; uses tau_*)
 =====================  ==========================  =================================
 
 The config file is TOML: ``--config FILE``, else ``ATMA_CONFIG``, else
@@ -44,7 +46,10 @@ from pydantic import BaseModel, Field, ValidationError
 
 from langchain_atma.errors import ConfigError
 
-__all__ = ["AtmaConfig", "ENV_VARS"]
+__all__ = ["AtmaConfig", "ENV_VARS", "OLLAMA_HTTP_TIMEOUT_S"]
+
+OLLAMA_HTTP_TIMEOUT_S = 120.0
+"""HTTP timeout of the Ollama client (seconds without progress on a connection)."""
 
 ENV_VARS: dict[str, str] = {
     "path": "ATMA_PATH",
@@ -62,6 +67,7 @@ ENV_VARS: dict[str, str] = {
     "tau_top": "ATMA_TAU_TOP",
     "tau_log": "ATMA_TAU_LOG",
     "tau_gap": "ATMA_TAU_GAP",
+    "gate": "ATMA_GATE",
 }
 
 
@@ -85,6 +91,11 @@ class AtmaConfig(BaseModel):
     tau_top: float = Field(default=0.60, ge=-1, le=1, description="Sentry topic threshold.")
     tau_log: float = Field(default=0.45, ge=-1, le=1, description="Sentry logic threshold.")
     tau_gap: float = Field(default=0.15, ge=-2, le=2, description="Sentry gap threshold.")
+    gate: Literal["hub", "paper"] = Field(
+        default="hub",
+        description="Proposal gate: 'hub' (default, docs/SENTRY.md) or 'paper' (the paper's "
+        "Sentry rule with tau_top / tau_log / tau_gap).",
+    )
 
     @classmethod
     def resolve(
@@ -123,13 +134,20 @@ class AtmaConfig(BaseModel):
             raise ConfigError(f"invalid setting {loc}: {first.get('msg')}") from exc
 
     def ollama_model(self, which: Literal["judge", "controller", "answer"]) -> Any | None:
-        """A ChatOllama for one LLM part, or None when that part runs offline."""
+        """A ChatOllama for one LLM part, or None when that part runs offline.
+
+        The HTTP client gets a :data:`OLLAMA_HTTP_TIMEOUT_S` limit: the judge,
+        controller and answerer abandon a slow call after their own (shorter)
+        timeouts, and without a client limit the abandoned call would keep its
+        worker thread blocked on a stalled server (holding the process at exit).
+        """
         name = getattr(self, f"{which}_model")
         if not (self.ollama_base_url and name):
             return None
         from langchain_ollama import ChatOllama
 
-        return ChatOllama(model=name, base_url=self.ollama_base_url, temperature=0)
+        return ChatOllama(model=name, base_url=self.ollama_base_url, temperature=0,
+                          client_kwargs={"timeout": OLLAMA_HTTP_TIMEOUT_S})
 
     def make_embeddings(self) -> Any:
         """The configured embeddings."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 __all__ = [
     "AtmaError",
     "CommitError",
+    "ConcurrentWriteError",
     "ConfigError",
     "HostUnavailableError",
     "InputFormatError",
@@ -59,6 +60,16 @@ class RecordNotFoundError(AtmaError, KeyError):
 
 class CommitError(AtmaError):
     """A state commit was rejected before anything was written."""
+
+
+class ConcurrentWriteError(CommitError):
+    """Another writer got in the way of a commit; nothing was written.
+
+    Raised when the rows a commit changes were rewritten by another writer
+    between the commit's read and its write (a writer that does not share the
+    lock, e.g. on another host), or when the writer lock was not free in time.
+    Re-read the state and retry.
+    """
 
 
 class InvalidVerdictError(CommitError):

@@ -27,7 +27,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from langchain_atma.errors import InputFormatError
+from langchain_atma.errors import AtmaError, InputFormatError
 from langchain_atma.records import parse_time
 
 __all__ = ["ask_with_config", "ingest_file", "load_events", "parse_jsonl"]
@@ -40,6 +40,8 @@ def _read_text(path: Path) -> str:
         return path.read_bytes().decode("utf-8")
     except FileNotFoundError as exc:
         raise InputFormatError(f"{path}: file not found") from exc
+    except OSError as exc:  # a directory, no permission...
+        raise InputFormatError(f"{path}: cannot read ({exc.strerror or exc})") from exc
     except UnicodeDecodeError as exc:
         raise InputFormatError(
             f"{path}: not valid UTF-8 ({exc.reason} at byte {exc.start})"
@@ -54,13 +56,18 @@ def parse_jsonl(text: str, *, source: str = "<jsonl>") -> list[dict[str, Any]]:
     """
     events: list[dict[str, Any]] = []
     seen: set[str] = set()
-    for n, line in enumerate(text.splitlines(), 1):
+    # JSONL lines end at "\n" only: str.splitlines() would also split inside a JSON
+    # string at U+2028, U+0085, \x1c... (all legal, unescaped, in JSON strings)
+    for n, line in enumerate(text.split("\n"), 1):
+        line = line.removesuffix("\r")
         if not line.strip():
             continue
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InputFormatError(f"{source}:{n}: invalid JSON ({exc.msg})") from exc
+        except RecursionError:
+            raise InputFormatError(f"{source}:{n}: JSON nested too deeply") from None
         if not isinstance(obj, dict):
             raise InputFormatError(f"{source}:{n}: expected an object, got {type(obj).__name__}")
         body = obj.get("text")
@@ -115,17 +122,26 @@ def _strip(events: list[dict[str, str]]) -> list[dict[str, Any]]:
 def ingest_file(cfg: Any, path: Path, *, sample: str | None = None,
                 progress: bool = True) -> dict[str, Any]:
     """Validate then ingest a file with the configured bank, judge and thresholds."""
+    from langchain_atma.bank.gate import GateConfig, ProposalGate
     from langchain_atma.bank.judge import LLMJudge
     from langchain_atma.bank.sentry import Sentry, SentryThresholds
-    from langchain_atma.bank.write_graph import ingest_events
+    from langchain_atma.bank.write_graph import event_to_record, ingest_events
     from langchain_atma.embeddings import encoder_name
 
-    groups = load_events(path, sample=sample)  # all validation happens here
+    groups = load_events(path, sample=sample)  # all validation happens here...
+    for key, events in groups.items():  # ...down to the records of every namespace
+        for n, event in enumerate(events, 1):
+            try:
+                event_to_record(event, key or cfg.namespace)
+            except AtmaError as exc:
+                where = event.get("event_id") or f"event {n}"
+                raise InputFormatError(f"{path}: {where}: {exc}") from exc
     bank = cfg.make_bank()
     judge_model = cfg.ollama_model("judge")
     judge = LLMJudge(judge_model) if judge_model is not None else None
     thresholds = SentryThresholds(tau_top=cfg.tau_top, tau_log=cfg.tau_log, tau_gap=cfg.tau_gap)
-    sentry = Sentry.for_encoder(encoder_name(bank.embeddings), thresholds=thresholds)
+    sentry = ProposalGate(Sentry.for_encoder(encoder_name(bank.embeddings), thresholds=thresholds),
+                          GateConfig(mode=cfg.gate))
     summary: dict[str, Any] = {}
     for key, events in groups.items():
         ns = key or cfg.namespace

@@ -162,7 +162,12 @@ def parse_time(value: object) -> datetime:
         )
     if dt.tzinfo is None:
         return dt.replace(tzinfo=timezone.utc)
-    return dt.astimezone(timezone.utc)
+    try:
+        return dt.astimezone(timezone.utc)
+    except OverflowError as exc:  # e.g. 0001-01-01T00:00:00+01:00 is before year 1 in UTC
+        raise InvalidTimestampError(
+            f"invalid timestamp {value!r}: out of range once converted to UTC"
+        ) from exc
 
 
 def normalize_metadata(metadata: object) -> dict[str, MetadataValue]:
@@ -348,6 +353,33 @@ class MemoryRecord(BaseModel):
         for link in self.links:
             if link.target == self.id:
                 raise InvalidRecordError(f"record {self.id} links to itself")
+        return self
+
+    @model_validator(mode="after")
+    def _check_unicode(self) -> MemoryRecord:
+        """Every text must be valid Unicode (a lone surrogate cannot be stored as UTF-8)."""
+        prov, trans = self.provenance, self.transition
+        texts: list[tuple[str, object]] = [
+            ("id", self.id), ("content", self.content), ("slot", self.slot),
+            ("provenance.source_event_id", prov.source_event_id),
+            ("provenance.speaker", prov.speaker), ("provenance.session_id", prov.session_id),
+            *(("links.target", lk.target) for lk in self.links),
+            *(("metadata key", k) for k in self.metadata),
+            *((f"metadata.{k}", v) for k, v in self.metadata.items()),
+        ]
+        if trans is not None:
+            texts += [("transition.from_value", trans.from_value),
+                      ("transition.to_value", trans.to_value),
+                      ("transition.transition_type", trans.transition_type)]
+        for where, text in texts:
+            if isinstance(text, str):
+                try:
+                    text.encode("utf-8")
+                except UnicodeEncodeError as exc:
+                    raise InvalidRecordError(
+                        f"{where} is not valid Unicode text (lone surrogate at position "
+                        f"{exc.start})"
+                    ) from None
         return self
 
     def __init__(self, **data: Any) -> None:

@@ -43,7 +43,7 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import run_in_executor
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from langchain_atma.bank.bank import StateBank
 from langchain_atma.errors import ConfigError
@@ -58,8 +58,9 @@ from langchain_atma.retrieval.controller import (
 )
 from langchain_atma.retrieval.packets import EvidencePacket, EvidenceRow, QueryProfile
 from langchain_atma.retrieval.pool import (
+    SpeakerDirectory,
     expand_pool,
-    seed_rows,
+    speaker_seed_rows,
     top_k,
     validate_k,
     validate_query,
@@ -85,8 +86,9 @@ class RetrievalResult(BaseModel):
     packet: EvidencePacket = Field(description="E_q, the top-k packet with labels.")
     timings_ms: dict[str, float] = Field(
         default_factory=dict,
-        description="Wall time per step: profile, seed (host search incl. query "
-        "embedding), expand, rank, label.",
+        description="Wall time per step: profile, rewrite (speaker check and first-person "
+        "rewrite), embed (the question's one embedding; 0 for a precomputed vector), seed "
+        "(the host search), expand, rank, label.",
     )
 
 
@@ -161,6 +163,9 @@ class AtmaRetriever(BaseRetriever):
         controller_mode: ``"online"`` (apply valid picks), ``"shadow"`` (log
             only) or ``"off"``.
         use_labels: project QA state labels into the documents' metadata.
+        rewrite_speaker: when the question names one speaker of the namespace,
+            also search it in that speaker's first person (see
+            :mod:`langchain_atma.retrieval.rewrite`).
 
     Raises:
         InvalidQueryError: for ``k`` or ``seed_k`` below 1.
@@ -178,6 +183,8 @@ class AtmaRetriever(BaseRetriever):
     controller: Any = Field(default_factory=OfflineController)
     controller_mode: Literal["off", "shadow", "online"] = "online"
     use_labels: bool = True
+    rewrite_speaker: bool = True
+    _speakers: SpeakerDirectory = PrivateAttr(default_factory=SpeakerDirectory)
 
     def __init__(self, **data: Any) -> None:
         if "k" in data:
@@ -225,6 +232,18 @@ class AtmaRetriever(BaseRetriever):
             profile=profile, pool=pool, controller=run, packet=packet, timings_ms=timings
         )
 
+    def _seeds(self, query: str, seed_k: int,
+               query_vector: Sequence[float] | np.ndarray | None,
+               timings: dict[str, float]) -> list[EvidenceRow]:
+        directory = self._speakers
+        directory.enabled = self.rewrite_speaker
+        rows, info = speaker_seed_rows(self.bank, self.namespace, query, seed_k=seed_k,
+                                       speakers=directory, query_vector=query_vector)
+        timings["seed"] = info.host_ms  # the host's own search
+        timings["rewrite"] = info.rewrite_ms  # the overlay's speaker check and rewrite
+        timings["embed"] = info.embed_ms  # the question's embedding (of the rewrite)
+        return rows
+
     # ------------------------------------------------------------------ public API
     def retrieve(
         self,
@@ -245,7 +264,7 @@ class AtmaRetriever(BaseRetriever):
         t0 = time.perf_counter()
         profile = self._profile(query)
         t1 = time.perf_counter()
-        seeds = seed_rows(self.bank, self.namespace, query, seed_k=sk, query_vector=query_vector)
+        seeds = self._seeds(query, sk, query_vector, timings)
         t2 = time.perf_counter()
         pool = expand_pool(self.bank, self.namespace, seeds, profile)
         t3 = time.perf_counter()
@@ -253,8 +272,7 @@ class AtmaRetriever(BaseRetriever):
         if self.controller_mode != "off" and pool:
             run = self.controller.run(profile, pool, k=kk, config=config)
         t4 = time.perf_counter()
-        timings.update(profile=(t1 - t0) * 1e3, seed=(t2 - t1) * 1e3,
-                       expand=(t3 - t2) * 1e3, rank=(t4 - t3) * 1e3)
+        timings.update(profile=(t1 - t0) * 1e3, expand=(t3 - t2) * 1e3, rank=(t4 - t3) * 1e3)
         return self._finish(profile, pool, run, kk, timings)
 
     async def aretrieve(
@@ -274,12 +292,8 @@ class AtmaRetriever(BaseRetriever):
         t1 = time.perf_counter()
 
         def _seed_and_expand() -> tuple[list[EvidenceRow], float]:
-            a = time.perf_counter()
-            seeds = seed_rows(
-                self.bank, self.namespace, query, seed_k=sk, query_vector=query_vector
-            )
+            seeds = self._seeds(query, sk, query_vector, timings)
             b = time.perf_counter()
-            timings["seed"] = (b - a) * 1e3
             pool = expand_pool(self.bank, self.namespace, seeds, profile)
             return pool, (time.perf_counter() - b) * 1e3
 

@@ -454,6 +454,10 @@ class AtmaStore(BaseStore):
 
     # ------------------------------------------------------------------ internals
     def _versions(self, bank_ns: str, key: str) -> list[MemoryRecord]:
+        try:
+            key.encode("utf-8")
+        except UnicodeEncodeError:  # the host could neither store nor filter on it
+            raise InvalidRecordError(f"store key {key!r} is not valid Unicode text") from None
         rows = self.bank.host.scan(HostFilter(bank_ns, equals={"atma_slot": key}))
         recs = self.bank.get_many(bank_ns, [r.id for r in rows])
         return sorted(

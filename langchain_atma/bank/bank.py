@@ -20,7 +20,19 @@ Invariants (enforced on every commit, checked by :meth:`StateBank.verify`):
   forward (only over rows that did not change since), so no partial commit
   stays visible.
 * nothing crosses namespaces: every read filters on the namespace, and ids of
-  another namespace are reported as missing.
+  another namespace are reported as missing;
+* one writer per namespace at a time: commits hold the bank's writer lock
+  (:meth:`StateBank.writer_lock`), a thread lock plus, for a Chroma server, a
+  file lock shared by every process of the machine (:mod:`~langchain_atma.bank.locks`).
+  On a server, a commit also re-reads the revisions (``atma_rev``) of the rows
+  it changes just before writing, and raises
+  :class:`~langchain_atma.errors.ConcurrentWriteError` (nothing written) when a
+  writer that does not share the lock changed them in between.
+
+Concurrency model: an embedded bank (``path=``) is for one process, with any
+number of threads; a Chroma server (``url=``) takes writers from many processes
+of one machine (they share the lock directory, ``ATMA_LOCK_DIR``); writers on
+different machines need an external lock or a single writer.
 
 Example:
     >>> from langchain_atma.bank import StateBank, CommitDecision, CommitAction
@@ -47,9 +59,11 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime
 from enum import Enum
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 import numpy as np
@@ -57,9 +71,12 @@ from langchain_core.embeddings import Embeddings
 from pydantic import BaseModel, Field
 
 from langchain_atma.bank.hosts import ChromaHost, HostFilter, HostRow, HostStore
+from langchain_atma.bank.locks import DEFAULT_LOCK_TIMEOUT, WriterLock, default_lock_dir
 from langchain_atma.errors import (
     AtmaError,
     CommitError,
+    ConcurrentWriteError,
+    ConfigError,
     InvalidQueryError,
     InvalidRecordError,
     RecordNotFoundError,
@@ -248,6 +265,47 @@ def _slot_family(slot: str) -> str:
     return slot.split(":", 1)[0].strip().lower()
 
 
+def _rev(row: HostRow) -> int:
+    return int(row.metadata.get("atma_rev", 0))
+
+
+class _WriterHold(AbstractContextManager[None]):
+    """Holds a namespace's writer lock.
+
+    With a process lock, that is the namespace's :class:`WriterLock` alone (its
+    own thread lock orders this process's threads; other namespaces go on in
+    parallel). Without one, it is the bank's re-entrant lock. Never both, so two
+    threads nesting writer locks of two namespaces cannot deadlock on the bank
+    lock.
+    """
+
+    __slots__ = ("_file", "_thread", "_timeout")
+
+    def __init__(
+        self, file_lock: WriterLock | None, thread_lock: Any, timeout: float | None
+    ) -> None:
+        self._file = file_lock
+        self._thread = thread_lock
+        self._timeout = timeout
+
+    def __enter__(self) -> None:
+        if self._file is not None:
+            self._file.acquire(self._timeout)
+        else:
+            self._thread.acquire()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._file is not None:
+            self._file.release()
+        else:
+            self._thread.release()
+
+
 # --------------------------------------------------------------------------- the bank
 
 
@@ -270,6 +328,21 @@ class StateBank:
             this process (speeds up link expansion). Default: on for in-process
             hosts, off for a Chroma server, where other processes may write.
         cache_size: maximum number of cached records.
+        process_lock: serialise commits of this machine's processes with a file
+            lock per (host, collection, namespace). Default: on for a Chroma
+            server, off otherwise (an embedded bank is single-process). The host
+            must name its store (``lock_scope``, set by :class:`ChromaHost`).
+        lock_dir: directory of the lock files; every writer process must use the
+            same one (``ATMA_LOCK_DIR``; default ``<tempdir>/atma-locks``).
+        lock_timeout: seconds a commit waits for the file lock before
+            :class:`~langchain_atma.errors.ConcurrentWriteError` (None: forever).
+
+    Threads: one bank may be shared by any number of threads; commits, ``clear``,
+    ``repair`` and ``recover`` are serialised by a re-entrant lock (per bank; per
+    namespace and process-wide with ``process_lock``).
+
+    Raises:
+        ConfigError: ``process_lock=True`` with a host that has no ``lock_scope``.
     """
 
     def __init__(
@@ -284,6 +357,9 @@ class StateBank:
         recover: bool = True,
         record_cache: bool | None = None,
         cache_size: int = 50_000,
+        process_lock: bool | None = None,
+        lock_dir: str | os.PathLike[str] | None = None,
+        lock_timeout: float | None = DEFAULT_LOCK_TIMEOUT,
     ) -> None:
         collection = collection_name or os.environ.get("ATMA_COLLECTION") or DEFAULT_COLLECTION
         if host is None:
@@ -303,30 +379,74 @@ class StateBank:
             s.lower() for s in (multi_valued_slots or DEFAULT_MULTI_VALUED_SLOTS)
         )
         self._lock = threading.RLock()
+        self._shared = bool(getattr(host, "is_server", False))
+        if process_lock is None:
+            process_lock = self._shared
+        scope = getattr(host, "lock_scope", None)
+        if process_lock and not scope:
+            raise ConfigError(
+                f"process_lock=True needs a host that names its store (lock_scope); "
+                f"{type(host).__name__} does not"
+            )
+        self._lock_scope: str | None = str(scope) if process_lock else None
+        self._lock_dir = Path(lock_dir) if lock_dir is not None else default_lock_dir()
+        self._lock_timeout = lock_timeout
+        self._ns_locks: dict[str, WriterLock] = {}
         if record_cache is None:
-            record_cache = not getattr(host, "is_server", False)
+            record_cache = not self._shared
         self._cache: OrderedDict[str, MemoryRecord] | None = (
             OrderedDict() if record_cache else None
         )
+        self._cache_lock = threading.Lock()
         self._cache_size = max(1, cache_size)
         if recover:
             self.recover()
+
+    # ------------------------------------------------------------------ writer lock
+    def writer_lock(self, namespace: str) -> AbstractContextManager[None]:
+        """The namespace's writer lock, as a context manager (re-entrant).
+
+        Every commit takes it. Hold it yourself around a read-decide-commit
+        sequence so that no other writer (thread, or process of this machine
+        on the same Chroma server) commits in between::
+
+            with bank.writer_lock("u"):
+                live = bank.records("u", slot="location", statuses=[RecordStatus.ACTIVE])
+                bank.commit(new, [CommitDecision(action=CommitAction.SUPERSEDE,
+                                                 target_id=live[0].id)])
+
+        Raises:
+            ConcurrentWriteError: the file lock was not free within ``lock_timeout``.
+        """
+        validate_namespace(namespace)
+        return _WriterHold(self._ns_lock(namespace), self._lock, self._lock_timeout)
+
+    def _ns_lock(self, namespace: str) -> WriterLock | None:
+        if self._lock_scope is None:
+            return None
+        lock = self._ns_locks.get(namespace)
+        if lock is None:
+            lock = WriterLock.for_key(f"{self._lock_scope}|{namespace}", self._lock_dir)
+            self._ns_locks[namespace] = lock
+        return lock
 
     # ------------------------------------------------------------------ record cache
     def _cache_put(self, records: Iterable[MemoryRecord]) -> None:
         cache = self._cache
         if cache is None:
             return
-        for rec in records:
-            cache[rec.id] = rec
-            cache.move_to_end(rec.id)
-        while len(cache) > self._cache_size:
-            cache.popitem(last=False)
+        with self._cache_lock:
+            for rec in records:
+                cache[rec.id] = rec
+                cache.move_to_end(rec.id)
+            while len(cache) > self._cache_size:
+                cache.popitem(last=False)
 
     def _cache_drop(self, ids: Iterable[str]) -> None:
         if self._cache is not None:
-            for i in ids:
-                self._cache.pop(i, None)
+            with self._cache_lock:
+                for i in ids:
+                    self._cache.pop(i, None)
 
     @classmethod
     def in_memory(cls, *, embeddings: Embeddings | None = None, **kwargs: Any) -> StateBank:
@@ -453,14 +573,20 @@ class StateBank:
         k: int = 5,
         *,
         statuses: Iterable[RecordStatus] | None = None,
+        speaker: str | None = None,
     ) -> list[ScoredRecord]:
-        """Vector search inside one namespace, optionally restricted by status."""
+        """Vector search inside one namespace, optionally restricted by status / speaker."""
         validate_namespace(namespace)
         if not isinstance(k, int) or isinstance(k, bool) or k < 1:
             raise InvalidQueryError(f"k must be a positive integer, got {k!r}")
-        flt = HostFilter(namespace)
-        if statuses is not None:
-            flt = HostFilter(namespace, any_of={"atma_status": tuple(s.value for s in statuses)})
+        if speaker is not None and (not isinstance(speaker, str) or not speaker.strip()):
+            raise InvalidQueryError(f"speaker must be a non-empty string, got {speaker!r}")
+        flt = HostFilter(
+            namespace,
+            equals={"atma_speaker": speaker} if speaker is not None else {},
+            any_of={"atma_status": tuple(s.value for s in statuses)}
+            if statuses is not None else {},
+        )
         hits = self.host.query([float(x) for x in vector], k, flt)
         out = [
             ScoredRecord(record=_row_to_record(row), score=score)
@@ -539,6 +665,10 @@ class StateBank:
                 the namespace.
             CommitError: the decisions are inconsistent, or would break the
                 single-active-per-slot invariant. Nothing is written.
+            ConcurrentWriteError: (a :class:`CommitError`) on a Chroma server,
+                another writer changed a target between this commit's read and
+                its write, or the writer lock was not free in time. Nothing is
+                written; re-read and retry.
         """
         if not isinstance(record, MemoryRecord):
             raise InvalidRecordError(f"commit expects a MemoryRecord, got {type(record).__name__}")
@@ -547,7 +677,7 @@ class StateBank:
             for d in decisions
         ]
         ns = record.namespace
-        with self._lock:
+        with self.writer_lock(ns):
             # 1. idempotency
             event = record.provenance.source_event_id
             if event:
@@ -570,19 +700,24 @@ class StateBank:
             new.links = []  # re-added, with reciprocals, by the decisions below
             self._check_decisions(new, decisions)
 
-            # 3. load targets (namespace-checked)
+            # 3. load targets (namespace-checked). On a shared host they are read
+            # from the host, with their revisions, for the check in step 6.
             target_ids = list(dict.fromkeys(d.target_id for d in decisions))
-            targets = {r.id: r for r in self.get_many(ns, target_ids)}
+            plan_revs: dict[str, int] | None = None
+            if self._shared and target_ids:
+                rows = [
+                    r for r in self.host.get(target_ids, include_embeddings=False)
+                    if r.metadata.get("atma_ns") == ns
+                ]
+                targets = {r.id: _row_to_record(r) for r in rows}
+                plan_revs = {r.id: _rev(r) for r in rows}
+            else:
+                targets = {r.id: r for r in self.get_many(ns, target_ids)}
             missing = [t for t in target_ids if t not in targets]
             if missing:
                 raise RecordNotFoundError(
                     f"commit names record(s) {missing} not found in namespace {ns!r}"
                 )
-            before = [
-                r for r in self.host.get(target_ids, include_embeddings=False)
-                if r.metadata.get("atma_ns") == ns
-            ]
-            revs = {r.id: int(r.metadata.get("atma_rev", 0)) for r in before}
 
             dup = [d for d in decisions if d.action is CommitAction.DUPLICATE]
             if dup:
@@ -599,12 +734,27 @@ class StateBank:
             # 5. invariant: single active per single-valued slot
             self._check_slot_invariant(new, changed)
 
-            # 6. one journaled write
+            # 6. one journaled write, from the rows' current before-images. On a
+            # shared host the targets must still be at the revisions planned from:
+            # a writer that does not share the lock may have changed them since.
             vec = embedding
             if vec is None:
                 vec = self.embed([new.content])[0]
+            # (with their vectors, so the upsert needs no read of its own)
+            before = [
+                r for r in self.host.get(target_ids) if r.metadata.get("atma_ns") == ns
+            ]
+            revs = {r.id: _rev(r) for r in before}
+            if plan_revs is not None and revs != plan_revs:
+                moved = sorted(i for i in plan_revs if revs.get(i) != plan_revs[i])
+                raise ConcurrentWriteError(
+                    f"record(s) {moved} of namespace {ns!r} changed while this commit was "
+                    "planned (a writer outside this machine's lock?); nothing was written"
+                )
+            vectors = {r.id: r.embedding for r in before}
             rows = [_record_to_row(new, list(map(float, vec)), 1)]
-            rows += [_record_to_row(t, None, revs.get(t.id, 0) + 1) for t in changed.values()]
+            rows += [_record_to_row(t, vectors.get(t.id), revs.get(t.id, 0) + 1)
+                     for t in changed.values()]
             try:
                 commit_id = self._write(rows, before, new.id)
             except BaseException:
@@ -725,13 +875,19 @@ class StateBank:
                     raise
                 raise CommitError(f"commit failed, nothing was written: {exc}") from exc
             return commit_id
-        pre_revs = {r.id: int(r.metadata.get("atma_rev", 0)) for r in before}
+        pre_revs = {r.id: _rev(r) for r in before}
+        for r in rows:
+            # marks each row as written by this commit (recover() tells "applied"
+            # from "rewritten since by another commit" with it)
+            r.metadata["atma_cid"] = commit_id
         payload = json.dumps(
             {
                 "commit_id": commit_id,
                 "pre_revs": pre_revs,
+                # rows that already exist keep their stored vector: not journaled
                 "rows": [
-                    {"id": r.id, "text": r.text, "embedding": r.embedding, "metadata": r.metadata}
+                    {"id": r.id, "text": r.text, "metadata": r.metadata,
+                     "embedding": None if r.id in pre_revs else r.embedding}
                     for r in rows
                 ],
             }
@@ -762,41 +918,91 @@ class StateBank:
     def recover(self) -> int:
         """Roll pending journal entries forward; returns how many were applied.
 
-        A row is rewritten only when it is missing or still at the revision the
-        commit started from, so a stale entry never overwrites newer state.
+        An entry is the after-image of a commit whose writer died (or lost the
+        host) before dropping it. Each row of the entry is either already
+        written (it carries the entry's commit id), still untouched (at the
+        revision the commit started from, or missing for the new record), or
+        rewritten since by another commit. The untouched rows are written only
+        when no row was rewritten since; otherwise the entry is dropped whole,
+        so a stale entry never overwrites newer state nor half-applies.
+
+        Entries are handled under their namespace's writer lock, and skipped
+        when their writer finished (or rolled back) meanwhile, so opening a bank
+        while other processes commit is safe.
         """
         applied = 0
-        with self._lock:
-            if self._cache is not None:
+        if self._cache is not None:
+            with self._cache_lock:
                 self._cache.clear()
-            for entry_id, payload in self.host.journal_pending():
-                try:
-                    data = json.loads(payload)
-                    rows = [HostRow(**r) for r in data["rows"]]
-                    pre = {k: int(v) for k, v in data.get("pre_revs", {}).items()}
-                except (ValueError, KeyError, TypeError):
-                    logger.warning("dropping unreadable journal entry %s", entry_id)
+        pending = self.host.journal_pending()
+        if not pending:
+            return 0
+        groups: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+        for entry_id, payload in pending:
+            try:
+                data = json.loads(payload)
+                ns = str(data["rows"][0]["metadata"]["atma_ns"])
+            except (ValueError, KeyError, TypeError, IndexError):
+                logger.warning("dropping unreadable journal entry %s", entry_id)
+                with self._lock:
                     self.host.journal_delete(entry_id)
-                    continue
-                current = {
-                    r.id: r for r in self.host.get([r.id for r in rows], include_embeddings=False)
-                }
-                todo = []
-                for row in rows:
-                    cur = current.get(row.id)
-                    want_rev = int(row.metadata.get("atma_rev", 0))
-                    if cur is None:
-                        if row.embedding is not None:
-                            todo.append(row)
-                        continue
-                    cur_rev = int(cur.metadata.get("atma_rev", 0))
-                    if cur_rev == pre.get(row.id, want_rev - 1) and cur_rev < want_rev:
-                        todo.append(row)
-                if todo:
-                    self.host.upsert(todo)
-                    applied += 1
-                self.host.journal_delete(entry_id)
+                continue
+            groups.setdefault(ns, []).append((entry_id, data))
+        for ns, entries in groups.items():
+            file_lock = self._ns_lock(ns) if ns else None
+            with _WriterHold(file_lock, self._lock, self._lock_timeout):
+                still = {i for i, _ in self.host.journal_pending()} if self._shared else None
+                for entry_id, data in entries:
+                    if still is not None and entry_id not in still:
+                        continue  # its writer finished or rolled back meanwhile
+                    if self._roll_forward(entry_id, data):
+                        applied += 1
+                    self.host.journal_delete(entry_id)
+        if self._cache is not None:
+            with self._cache_lock:
+                self._cache.clear()
         return applied
+
+    def _roll_forward(self, entry_id: str, data: dict[str, Any]) -> bool:
+        try:
+            rows = [HostRow(**r) for r in data["rows"]]
+            pre = {k: int(v) for k, v in data.get("pre_revs", {}).items()}
+        except (KeyError, TypeError, ValueError):
+            logger.warning("dropping unreadable journal entry %s", entry_id)
+            return False
+        current = {r.id: r for r in self.host.get([r.id for r in rows], include_embeddings=False)}
+        todo: list[HostRow] = []
+        moved: list[str] = []
+        for row in rows:
+            cur = current.get(row.id)
+            want_rev = int(row.metadata.get("atma_rev", 0))
+            if cur is None:
+                if row.id in pre:
+                    moved.append(row.id)  # deleted since (clear)
+                elif row.embedding is not None:
+                    todo.append(row)
+                continue
+            cur_rev = _rev(cur)
+            cid = row.metadata.get("atma_cid")
+            if cid is not None and cur.metadata.get("atma_cid") == cid:
+                continue  # written by this very commit
+            if cid is None and cur_rev == want_rev:
+                continue  # entry of an older version (no commit ids): taken as written
+            if cur_rev == pre.get(row.id, want_rev - 1):
+                todo.append(row)
+            else:
+                moved.append(row.id)
+        if moved:
+            if todo:
+                logger.warning(
+                    "journal entry %s not applied: row(s) %s were rewritten since by another "
+                    "commit", entry_id, moved,
+                )
+            return False
+        if not todo:
+            return False
+        self.host.upsert(todo)
+        return True
 
     # ------------------------------------------------------------------ maintenance
     def clear(self, namespace: str) -> int:
@@ -804,8 +1010,7 @@ class StateBank:
 
         Other namespaces are untouched.
         """
-        validate_namespace(namespace)
-        with self._lock:
+        with self.writer_lock(namespace):
             ids = [r.id for r in self.host.scan(HostFilter(namespace))]
             self._cache_drop(ids)
             self.host.delete(ids)
@@ -860,7 +1065,7 @@ class StateBank:
 
         No record is ever deleted.
         """
-        with self._lock:
+        with self.writer_lock(namespace):
             recs = {r.id: r.model_copy(deep=True) for r in self.records(namespace)}
             fixed: list[Violation] = []
             touched: set[str] = set()

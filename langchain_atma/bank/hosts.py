@@ -57,6 +57,7 @@ __all__ = [
 ]
 
 NS_KEY = "atma_ns"
+_LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1", "localhost.localdomain"})
 
 
 @dataclass
@@ -155,10 +156,13 @@ class ChromaHost:
     """A Chroma collection as the host (default).
 
     Use :meth:`persistent` for the embedded default (one process), :meth:`server`
-    for a ``chroma run`` server shared by several processes or machines, or pass
-    any ``chromadb`` client. Chroma's own embedding function is never used: the
-    collection is created with ``embedding_function=None`` and every row comes
-    with its vector, so nothing is downloaded at run time.
+    for a ``chroma run`` server shared by several processes, or pass any
+    ``chromadb`` client. Writers of several processes on one machine are
+    serialised by the bank's writer lock (:mod:`langchain_atma.bank.locks`);
+    writers on different machines need an external lock or a single writer.
+    Chroma's own embedding function is never used: the collection is created
+    with ``embedding_function=None`` and every row comes with its vector, so
+    nothing is downloaded at run time.
 
     Args:
         client: a chromadb client.
@@ -169,6 +173,8 @@ class ChromaHost:
         self.client = client
         self.collection_name = collection_name
         self.is_server = False
+        # names the shared store in writer-lock keys (set by server() / persistent())
+        self.lock_scope: str | None = None
         try:
             self.collection = client.get_or_create_collection(
                 collection_name,
@@ -196,7 +202,9 @@ class ChromaHost:
         client = chromadb.PersistentClient(
             path=str(path), settings=Settings(anonymized_telemetry=False)
         )
-        return cls(client, collection_name)
+        host = cls(client, collection_name)
+        host.lock_scope = f"chroma-path:{Path(path).resolve()}/{collection_name}"
+        return host
 
     @classmethod
     def server(cls, url: str, collection_name: str = "atma_memory") -> ChromaHost:
@@ -228,6 +236,10 @@ class ChromaHost:
             ) from exc
         host = cls(client, collection_name)
         host.is_server = True
+        name = parsed.hostname.lower()
+        if name in _LOOPBACK:
+            name = "localhost"
+        host.lock_scope = f"chroma+{parsed.scheme}://{name}:{port}/{collection_name}"
         return host
 
     @classmethod

@@ -81,7 +81,7 @@ import logging
 import re
 import unicodedata
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from threading import Lock
 from typing import Any, Literal
@@ -314,9 +314,13 @@ JUDGE_LEXICON: dict[str, Any] = {
     ),
     # --- sentence types that never state a current fact ---------------------------
     "irrealis": (
-        "thinking about", "think about", "considering", "might",
-        "i|we|it|you|they|he|she|that|this may", "maybe",
-        "could", "would", "should", "want to", "wanna", "wish", "hope to", "hoping to",
+        "thinking about", "think about", "considering",
+        "i|we|it|you|they|he|she|that|this|there may", "maybe",
+        # a modal is a plan or hypothesis when its subject is the speaker, the listener
+        # or a placeholder ("I could", "it would be"); "Quentin would never let me" is
+        # a habit of someone else, not an irrealis statement about the speaker's state
+        "i|we|it|you|that|this|there|which could|would|should|might",
+        "could|would|should|might be|have", "want to", "wanna", "wish", "hope to", "hoping to",
         "plan to", "planning to", "plan on", "planning on", "dream of", "dreaming of",
         "daydream*", "someday", "one day", "if", "whether", "would love",
         "looking into", "looking to",
@@ -330,7 +334,7 @@ JUDGE_LEXICON: dict[str, Any] = {
     # strong endings are unambiguous; weak endings ("anymore") yield to scope words
     "ending_strong": (
         "no longer", "gave ... away", "give ... away", "given ... away", "giving ... away",
-        "broke up", "break up", "split up", "we split", "separated", "divorc*",
+        "broke up", "break up", "split up", "separated", "divorc*",
         "passed away", "put down", "put to sleep", "died", "rehom*", "moved out of",
         "moved out", "sold my|our|the", "quit", "resigned", "retired", "laid off",
         "got fired", "was fired", "lost my job|position", "left my|the|our "
@@ -342,6 +346,7 @@ JUDGE_LEXICON: dict[str, Any] = {
         "no more", "not with ... anymore|any more",
         "do not have ... anymore|any more", "does not ... anymore|any more",
         "said goodbye to", "say goodbye to", "gone are the days",
+        "cancel*", "dropped out", "dropped the|my|our", "stopped going", "moved on from",
     ),
     "ending_weak": ("anymore", "any more", "not ... these days", "not ... now"),
     # verbs that end a state only when their object is the old record's named entity
@@ -363,13 +368,18 @@ JUDGE_LEXICON: dict[str, Any] = {
         "took a", "taken a", "accepted", "landed", "settled", "became", "become",
         "transferred", "got a", "just got", "turned", "bought", "adopted",
         "got engaged", "got married", "signed", "upgraded", "replaced", "instead",
-        "took up", "picked up", "got into", "hooked on", "now work*", "now live*",
+        "took up", "picked up", "got into", "hooked", "now work*", "now live*",
         "reset", "updated", "recount*", "came in at", "went up", "went down",
         "increased", "decreased", "dropped", "raised", "cut", "up to", "down to",
+        # the beginning of a new state ("my first week as a teacher", "still getting
+        # used to life in Raleigh", "the onboarding at ...", "went back to brunette")
+        "first day|days|week|weeks|month|months|shift|shifts|semester|session|sprint",
+        "getting used to", "get used to", "onboarding", "went back to", "gone back to",
     ),
     "change_weak": (
         "now", "these days", "nowadays", "currently", "at the moment", "lately",
         "recently", "as of", "right now", "anymore", "this year", "actually",
+        "officially",
     ),
     # background mentions of an old change ("since I moved", "when we moved") are
     # time references, not new changes: these spans are masked before matching
@@ -397,6 +407,7 @@ JUDGE_LEXICON: dict[str, Any] = {
     "scope": (
         "only", "except", "unless", "as long as", "depending", "depends on",
         "on weekends", "on weekdays", "on the weekend", "in winter", "in summer",
+        "in the morning|mornings|afternoon|afternoons|evening|evenings",
         "in the summer", "in the winter", "at least", "mostly", "mainly",
         "apart from", "other than", "except for", "but not", "but only", "but mostly",
         "but just", "just not", "not when", "not on", "not in", "not during",
@@ -411,11 +422,22 @@ JUDGE_LEXICON: dict[str, Any] = {
         "hate", "hates", "dislike*", "can not stand", "adore", "obsessed", "fond of",
         "passion*", "hobby", "hobbies", "go-to", "my thing", "crave", "keen on",
         "hooked on", "least favorite", "least favourite", "avoid*", "nothing beats",
-        "my usual",
+        "my usual", "my|our|a go to", "can not start the|my day without",
+        "never say no to", "makes me happier", "happy place", "comfort food|meal|show",
+        "my new thing|obsession", "my love language", "dream destination",
+        "a * kick", "all i * lately|these days", "hated", "loved", "a sucker for",
+        "nothing better than", "can not get enough", "can not do", "worst|best * ever",
+        "i am|i am so|i am totally hooked", "i am a * person", "non negotiable",
+        "my therapy",
     ),
-    "additive": ("another", "more", "also", "too", "as well", "extra", "additional",
+    # a habit or standing preference (the old side of a coexisting taste or hobby)
+    "habitual": ("always", "usually", "often", "every", "each", "daily", "weekly",
+                 "nightly", "again", "for years", "regularly", "routine", "ritual",
+                 "nothing but", "most days|mornings|evenings|nights|weekends",
+                 "all the time", "as usual", "my usual"),
+    "additive": ("another", "more", "also", "too", "either", "as well", "extra", "additional",
                  "second", "added", "branching out", "on top of"),
-    "episodic": ("yesterday", "today", "tonight", "last night", "this morning",
+    "episodic": ("yesterday", "today", "tonight", "last night", "this morning", "ago",
                  "the other day", "last weekend", "this weekend", "earlier today",
                  "last friday|saturday|sunday|monday|tuesday|wednesday|thursday"),
     # --- slot families ------------------------------------------------------------
@@ -425,22 +447,12 @@ JUDGE_LEXICON: dict[str, Any] = {
             "work for", "working for", "works as", "employ*", "company", "companies",
             "firm", "office", "boss", "promoted", "promotion", "salary", "profession*",
             "occupation",
-            "intern*", "startup", "workplace", "position", "hired", "job offer", "an offer from",
-            "new role",
+            "intern*", "startup*", "workplace", "attendant", "side hustle*", "side gig*",
+            "side job*", "onboarding", "standup*", "rota", "night shift*", "position",
+            "hired", "job offer", "an offer from", "new role",
             "my role", "quit", "resign*", "retired", "laid off", "fired", "freelanc*",
             "gig", "paycheck", "coworker*", "colleague*", "shift", "shifts",
-            "teacher", "nurse", "engineer", "developer", "programmer", "designer",
-            "chef", "barista", "lawyer", "attorney", "doctor", "physician",
-            "accountant", "accounting", "analyst", "consultant", "counselor",
-            "counsellor", "therapist", "scientist", "researcher", "professor",
-            "lecturer", "cashier", "mechanic", "electrician", "plumber", "pilot",
-            "architect", "pharmacist", "dentist", "veterinarian", "firefighter",
-            "police officer", "clerk", "secretary", "receptionist", "technician",
-            "editor", "journalist", "photographer", "realtor", "banker", "librarian",
-            "paramedic", "carpenter", "waiter", "waitress", "bartender", "tutor",
-            "instructor", "manager", "principal", "teach|teaches|teaching at|in|for",
-            "ceo", "founder", "employee",
-            "supervisor", "director", "agency", "paralegal", "assistant",
+            "teach|teaches|teaching at|in|for", "agency",
         ),
         "location": (
             "live|lives|living|lived in|at|near|by|on|with|downtown|abroad|alone|here|there",
@@ -460,6 +472,7 @@ JUDGE_LEXICON: dict[str, Any] = {
             "my ex", "together", "wedding", "anniversary", "crush", "lover",
             "seeing someone", "in love", "soulmate", "separated", "roommate*",
             "mentor*", "buddy", "best friend", "flatmate*", "housemate*",
+            "live|lives|living with", "moved in with", "therapist", "nanny", "babysitter",
         ),
         "pets": (
             "pet", "pets", "dog*", "puppy", "puppies", "pup", "cat", "cats", "kitten*",
@@ -492,7 +505,42 @@ JUDGE_LEXICON: dict[str, Any] = {
             "treat", "avoid*",
         ),
         "age": ("years old", "year old", "birthday", "turned", "turning", "my age"),
+        "education": (
+            "school*", "class", "classes", "course*", "degree", "diploma", "mba", "college",
+            "universit*", "semester*", "midterm*", "exam*", "grad school", "student*",
+            "elementary", "kindergarten", "preschool", "daycare", "nursery", "tuition",
+            "lecture*", "campus", "bootcamp", "studying", "enrolled", "enroll*",
+        ),
     },
+    # --- what states a job: an occupation, or "I work at/as/for", "my job" ------------
+    # (part of the job family; the temporal rule for jobs needs one on BOTH sides, so
+    # "a career fair" or "it fired up my passion" never state the speaker's job)
+    "job_state": (
+        "teacher", "nurse", "engineer", "developer", "programmer", "designer",
+        "chef", "cook", "baker", "barista", "lawyer", "attorney", "doctor", "physician",
+        "accountant", "accounting", "analyst", "consultant", "counselor",
+        "counsellor", "therapist", "scientist", "researcher", "professor",
+        "lecturer", "cashier", "mechanic", "electrician", "plumber", "pilot",
+        "architect", "pharmacist", "dentist", "veterinarian", "firefighter",
+        "police officer", "clerk", "secretary", "receptionist", "technician",
+        "editor", "journalist", "photographer", "realtor", "banker", "librarian",
+        "paramedic", "carpenter", "waiter", "waitress", "bartender", "tutor",
+        "instructor", "manager", "principal", "ceo", "founder", "employee",
+        "supervisor", "director", "paralegal", "assistant", "attendant", "driver",
+        "intern", "freelancer", "contractor", "nanny", "caregiver", "salesperson",
+        "work|works|working|worked as|at|for", "my|our job|jobs|role|position|career",
+        "job at|as|with", "employed", "side hustle*", "side gig*", "side job*",
+        "new role", "new job", "workplace", "shift|shifts at",
+    ),
+    # --- what states where the speaker lives (the temporal rule for locations needs
+    # one on both sides: "exploring new cities is fun" states no home)
+    "location_state": (
+        "live|lives|living|lived in|at|near|by|on|downtown|abroad|alone|here|there|with",
+        "my|our place|apartment|flat|house|home|condo|neighborhood|neighbourhood|street",
+        "my|our city|town|landlord|lease|studio|dorm|address|hometown",
+        "rent", "based in", "settled in", "moved|moving to|into|here|there|across|back",
+        "life in", "the move", "new place", "new apartment", "new house", "new home",
+    ),
     # --- generic descriptions of each family, for records without a family word -------
     # (used only when the judge has an encoder; only hobbies / likes are ever taken
     # from them, the other families compete so that a job statement is not "likes")
@@ -576,10 +624,22 @@ Pets are additive for change wording ("we got a new puppy" does not remove the
 cat); only an explicit ending (gave away, passed away...) supersedes a pet.
 """
 
-_FAMILY_PRIORITY = ("job", "location", "relationship", "pets", "age", "hobbies", "likes")
+_FAMILY_PRIORITY = ("job", "location", "relationship", "pets", "age", "education", "hobbies",
+                    "likes")
 _REPLACING_FAMILIES = frozenset({"job", "location", "age"})
 """Single-valued families where change wording alone (no ending) replaces the value."""
 _ENTITY_FAMILIES = frozenset({"relationship", "pets"})
+_FAMILY_PREPS: dict[str, frozenset[str]] = {
+    "location": frozenset({"in", "to", "from", "near", "into", "on", "around"}),
+    "job": frozenset({"at", "for", "with"}),
+    "education": frozenset({"at", "to", "in", "from"}),
+    "relationship": frozenset({"with"}),
+}
+"""Prepositions that tie a name to a role: a home "in Raleigh", a job "at Acme"."""
+
+
+_ROLE_FAMILIES = frozenset({"job", "location", "relationship", "education"})
+"""Families whose named entity (employer, city, partner, school) is replaced by a new one."""
 """Families whose state is about another being: that being may be the subject."""
 
 _FEATURE_CACHE_SIZE = 8192
@@ -595,6 +655,11 @@ _PROTOTYPE_PAIR_SIMILARITY = 0.3
 """Least record cosine for two prototype-classified records to share a family."""
 _PROTOTYPE_PAIR_TOPIC = 0.6
 """Sentry ``a`` that can stand in for :data:`_PROTOTYPE_PAIR_SIMILARITY`."""
+_LINK_MIN_SIMILARITY = 0.15
+"""Least record cosine (when known) for a coexist / scoped-exception link."""
+_MEASURE_SIMILARITY = 0.4
+"""Least cosine between the words around two numbers (e.g. "my place" and "rent")
+for a shared time unit or two amounts of money to name the same quantity."""
 _TIME_UNITS = frozenset({"minute", "minut", "hour", "day", "week", "month", "year", "time",
                          "tim", "second", "night", "morning", "evening", "weekend"})
 
@@ -627,8 +692,17 @@ _SPEAKER_PREFIX = re.compile(r"^\s*(?:speaker\s+)?[A-Za-z][\w .'\-]{0,40}?\s+say
                              re.IGNORECASE)
 _QUESTION_START = frozenset(
     "do does did are is was were have has what where when why how who which can could "
-    "would will should shall any anything".split()
+    "would will should shall any anything anyone anybody ever".split()
 )
+_LISTENER = frozenset({"you", "u", "ya", "your", "yours", "anyone", "anybody"})
+_WH_START = frozenset("what where when why how who which any anything".split())
+_ADDRESSEE = frozenset("you u ya ye we i he she they it there that this your anyone anybody "
+                       "someone somebody people everyone".split())
+
+
+_COMPOUND_NUMBER = re.compile(
+    r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|thirty|forty|"
+    r"fifty|hundred)-(?!(?:one|two|three|four|five|six|seven|eight|nine)\b)([a-z])")
 
 
 def _normalize(text: str) -> str:
@@ -639,6 +713,7 @@ def _normalize(text: str) -> str:
         t = re.sub(pat, rep, t)
     t = re.sub(r"\bwork(?:ing|ed|s)? ?out\b", "workout", t)  # exercise, not a job
     t = re.sub(r"(\d),(\d{3})", r"\1\2", t)
+    t = _COMPOUND_NUMBER.sub(r"\1_\2", t)  # "six-string", "2-bedroom": a kind, not a count
     t = re.sub(r"[^\w.$%']+|(?<!\d)\.|\.(?!\d)|'", " ", t)
     return re.sub(r"\s+", " ", t).strip()
 
@@ -665,7 +740,7 @@ def _phrase_regex(phrases: Sequence[str]) -> re.Pattern[str]:
     return re.compile(r"(?<![\w\-])(?:" + "|".join(parts) + r")(?![\w\-])")
 
 
-_PATTERN_KEYS = ("other_people", "irrealis", "future", "ending_strong", "ending_weak",
+_PATTERN_KEYS = ("other_people", "irrealis", "future", "ending_strong", "ending_weak", "habitual",
                  "ending_named", "handover",
                  "change_strong", "change_weak", "background", "process", "scope", "still",
                  "preference", "additive", "episodic")
@@ -677,6 +752,8 @@ class _Compiled:
     self_subject: frozenset[str]
     patterns: dict[str, re.Pattern[str]]
     families: dict[str, re.Pattern[str]]
+    job_state: re.Pattern[str]
+    location_state: re.Pattern[str]
     filler: frozenset[str]
     known_words: frozenset[str]
     generic: frozenset[str]
@@ -693,9 +770,13 @@ def _compile(lex: dict[str, Any]) -> _Compiled:
         fam_lists = {k: tuple(v) for k, v in lex["families"].items()}
         if "likes" in fam_lists:  # a preference statement is about likes
             fam_lists["likes"] = fam_lists["likes"] + tuple(lex["preference"])
+        if "job" in fam_lists:  # occupations and "I work at" state a job
+            fam_lists["job"] = fam_lists["job"] + tuple(lex["job_state"])
+        if "location" in fam_lists:
+            fam_lists["location"] = fam_lists["location"] + tuple(lex["location_state"])
         families = {k: _phrase_regex(v) for k, v in fam_lists.items()}
         known: set[str] = set()
-        for v in lex["families"].values():
+        for v in [*lex["families"].values(), lex["job_state"], lex["location_state"]]:
             known |= _plain_words(v)
         for key in _PATTERN_KEYS:
             known |= _plain_words(lex[key])
@@ -707,6 +788,8 @@ def _compile(lex: dict[str, Any]) -> _Compiled:
             self_subject=frozenset(lex["self_subject"]),
             patterns={k: _phrase_regex(lex[k]) for k in _PATTERN_KEYS},
             families=families,
+            job_state=_phrase_regex(lex["job_state"]),
+            location_state=_phrase_regex(lex["location_state"]),
             filler=frozenset(lex["filler"]),
             known_words=frozenset(known | set(lex["filler"])),
             generic=frozenset(generic),
@@ -754,6 +837,7 @@ class _Quantity:
     money: bool
     age: bool
     topic: frozenset[str]  # content words near the number that say WHAT is measured
+    words: tuple[str, ...] = ()  # surface forms of the unit and topic words, in order
 
 
 @dataclass
@@ -787,11 +871,26 @@ class _Features:
     value_words: frozenset[str]
     proper: frozenset[str]
     from_to: tuple[str, str] | None
+    name_preps: dict[str, str] = dataclasses.field(default_factory=dict)
+    change_any: bool = False  # change wording anywhere, background clauses included
+    replaced_ref: bool = False  # "my old therapist", "my last workplace"
+    weak_names: frozenset[str] = frozenset()  # single capitalized words opening a sentence
+    negation: bool = False  # "not" / "never" / "no" outside preference idioms
+    habitual: bool = False  # a habit ("every morning", "always", "again", "for years")
+
+    @property
+    def solid_names(self) -> frozenset[str]:
+        """Proper nouns that are surely names (not a capitalized sentence opener)."""
+        return self.proper - self.weak_names
 
     @property
     def negated(self) -> bool:
-        """The sentence is negated ("I haven't done X", "never") without an ending."""
-        return bool({"not", "never", "no"} & set(self.tokens)) and not self.ends
+        """The sentence is negated ("I haven't done X", "never") without an ending.
+
+        Negations inside preference idioms ("can't stand", "never say no to") do
+        not count.
+        """
+        return self.negation and not self.ends
 
     @property
     def ends(self) -> bool:
@@ -824,10 +923,68 @@ def _is_number(tok: str) -> bool:
     return not (m.group(3) == "k" and not m.group(1))  # "5k" names a race, not a number
 
 
-def _numbers(tokens: list[str], filler: frozenset[str],
-             generic: frozenset[str]) -> list[_Quantity]:
+_TENS = frozenset({"twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty",
+                   "ninety"})
+_UNIT_WORDS: dict[str, float] = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
+                                 "six": 6, "seven": 7, "eight": 8, "nine": 9}
+_RACE_WORDS = frozenset({"race", "run", "runs", "walk", "fun", "swim", "ride", "row", "km",
+                         "mile", "miles"})
+
+
+def _unit_follows(tokens: list[str], i: int, filler: frozenset[str]) -> bool:
+    """Whether a content word (a unit such as "steps") follows the number at ``i``."""
+    for cand in tokens[i + 1: i + 3]:
+        if cand in _STOPWORDS or cand in filler:
+            continue
+        return not _is_number(cand) and _stem(cand) not in _TIME_UNITS \
+            and cand not in _EPISODE_WORDS
+    return False
+
+
+def _thousands_count(tokens: list[str], i: int, filler: frozenset[str]) -> bool:
+    """Whether "<n>k" counts thousands ("11k steps", "68k") rather than naming a race.
+
+    "a 5K", "the 10k", "5k race" and small bare values ("did 5k") name a distance.
+    """
+    prev = tokens[i - 1] if i > 0 else ""
+    nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
+    if prev in ("a", "an", "the", "my", "our", "his", "her", "their", "this", "that",
+                "first", "next", "latest", "last") or nxt in _RACE_WORDS:
+        return False
+    m = _NUM_TOKEN.match(tokens[i])
+    small = m is not None and float(m.group(2)) < 20
+    return not small or _unit_follows(tokens, i, filler)
+
+
+_EPISODE_WORDS = frozenset({"today", "tonight", "yesterday", "this", "last", "morning",
+                            "evening", "night"})
+
+
+def _content_window(tokens: list[str], i: int, filler: frozenset[str],
+                    size: int = 4, reach: int = 10) -> list[int]:
+    """Indices of up to ``size`` content words on each side of token ``i``.
+
+    Only ``reach`` tokens are scanned; function words ("and I'm at 46") do not
+    push the measured thing ("plant count") out of sight.
+    """
+    out: list[int] = []
+    for step in (-1, 1):
+        found = 0
+        j = i + step
+        while 0 <= j < len(tokens) and abs(j - i) <= reach and found < size:
+            if tokens[j] not in _STOPWORDS and tokens[j] not in filler:
+                out.append(j)
+                found += 1
+            j += step
+    return sorted(out)
+
+
+def _numbers(tokens: list[str], filler: frozenset[str], generic: frozenset[str],
+             skip: frozenset[int] = frozenset()) -> list[_Quantity]:
     out: list[_Quantity] = []
     for i, tok in enumerate(tokens):
+        if i in skip:
+            continue  # inside a background clause ("since I was 12"): a time reference
         m = _NUM_TOKEN.match(tok)
         value: float | None = None
         money = False
@@ -835,18 +992,28 @@ def _numbers(tokens: list[str], filler: frozenset[str],
             if _YEAR.match(tok) and not m.group(1):
                 continue
             money = bool(m.group(1))
-            if m.group(3) == "k" and not money:
-                continue  # "5K" names a race or a size, not five thousand of something
-            value = float(m.group(2)) * (1000 if m.group(3) == "k" else 1)
+            thousands = m.group(3) == "k"
+            if thousands and not money and not _thousands_count(tokens, i, filler):
+                continue  # "a 5K" names a race or a size, not five thousand of something
+            value = float(m.group(2)) * (1000 if thousands else 1)
+            if thousands and not money and not _unit_follows(tokens, i, filler):
+                money = True  # a bare "68k" is an amount of money (salary, price)
         elif tok in _NUMBER_WORDS:
+            if i > 0 and tokens[i - 1] in _TENS and _NUMBER_WORDS[tok] < 10:
+                continue  # second half of "thirty one", counted with the tens
             value = float(_NUMBER_WORDS[tok])
+            if tok in _TENS and i + 1 < len(tokens) and tokens[i + 1] in _UNIT_WORDS:
+                value += _UNIT_WORDS[tokens[i + 1]]
         if value is None:
             continue
         nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
+        if nxt == "grand":
+            value, money = value * 1000, True  # "10 grand"
         if nxt in _TIME_OF_DAY or (i > 0 and tokens[i - 1] == "at" and value <= 12
                                    and not money):
             continue  # a time of day, not a quantity
         units: set[str] = set()
+        surface: dict[int, str] = {}
         per = ""
         for j in range(i + 1, min(len(tokens), i + 6)):
             cand = tokens[j]
@@ -858,6 +1025,7 @@ def _numbers(tokens: list[str], filler: frozenset[str],
             if cand in filler and _stem(cand) not in _TIME_UNITS:
                 continue
             units.add(_stem(cand))
+            surface[j] = cand
             if len(units) >= 2:
                 break
         for j in range(i - 1, max(-1, i - 4), -1):
@@ -865,6 +1033,7 @@ def _numbers(tokens: list[str], filler: frozenset[str],
             if cand in _STOPWORDS or cand in filler or _NUM_TOKEN.match(cand):
                 continue
             units.add(_stem(cand))
+            surface[j] = cand
             break
         age = (nxt in ("years", "year", "yrs") and i + 2 < len(tokens)
                and tokens[i + 2] == "old") or (i > 0 and tokens[i - 1] in (
@@ -872,27 +1041,48 @@ def _numbers(tokens: list[str], filler: frozenset[str],
         if per in units:
             units.discard(per)
         topic = set()
-        for j in range(max(0, i - 6), min(len(tokens), i + 7)):
+        for j in _content_window(tokens, i, filler):
             cand = tokens[j]
-            if j == i or cand in _STOPWORDS or cand in filler or _is_number(cand) \
-                    or cand in _NUMBER_WORDS or len(cand) < 3:
+            if _is_number(cand) or cand in _NUMBER_WORDS or len(cand) < 3:
                 continue
             st = _stem(cand)
             if st in _TIME_UNITS or st in generic or st == per or cand.endswith("ed"):
                 continue  # past-tense verbs ("bumped") do not name a quantity
             topic.add(st)
-        out.append(_Quantity(value, frozenset(units), per, money, age, frozenset(topic)))
+            surface[j] = cand
+        words = tuple(dict.fromkeys(w for _, w in sorted(surface.items())))
+        out.append(_Quantity(value, frozenset(units), per, money, age, frozenset(topic),
+                             words))
     return out
 
 
 _FROM_TO = re.compile(r"\bfrom (?:the |a |an |my |our )?([\w' ]{1,40}?) to (?:the |a |an |my |"
                       r"our )?([\w' ]{1,40}?)(?= now| soon| next| this| last|$| and | but )")
 _CAPITALIZED = re.compile(r"(?<![\w'])([A-Z][a-zA-Z\-]+)")
+_APPOSITIVE = re.compile(r"^,\s*(?:my|our|his|her|their|the|a|an)\s", re.IGNORECASE)
 _GREETING = frozenset({"hey", "hi", "hello", "thanks", "thank", "bye", "dear", "yo", "congrats",
                        "wow", "oh", "yes", "yeah", "no", "sorry", "ok", "okay", "haha"})
 
 
+_REPLACED_REF = re.compile(r"\b(?:my|our) (?:old|former|previous|last) (?!time\b|night\b|"
+                          r"week\b|year\b|month\b|weekend\b|trip\b|visit\b)\w+")
+_CALENDAR = frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday january february march april "
+    "may june july august september october november december christmas easter "
+    "thanksgiving halloween".split()
+)
+_NAME_PREPS = frozenset({"in", "at", "to", "from", "near", "for", "with", "on", "into",
+                         "around"})
+
+
 def _proper_nouns(text: str, lex: _Compiled) -> tuple[frozenset[str], frozenset[str]]:
+    names, voc, _, _ = _proper_nouns_ex(text, lex)
+    return names, voc
+
+
+def _proper_nouns_ex(
+    text: str, lex: _Compiled
+) -> tuple[frozenset[str], frozenset[str], dict[str, str], frozenset[str]]:
     """Capitalized words that look like names of places, firms, pets, people.
 
     Returns ``(names, vocatives)``: vocatives ("Thanks, Mel!", "Hey Caroline")
@@ -901,9 +1091,13 @@ def _proper_nouns(text: str, lex: _Compiled) -> tuple[frozenset[str], frozenset[
     """
     out = set()
     voc = set()
+    preps: dict[str, str] = {}
+    opener: set[str] = set()
     for m in _CAPITALIZED.finditer(text):
         word = m.group(1)
         low = word.lower()
+        if len(word) >= 5 and word.isupper():
+            continue  # "SURVIVED", "AGAIN": shouting, not a name
         if low in ("i", "im", "ive") or low in _STOPWORDS or low in lex.known_words \
                 or _stem(low) in lex.known_words:
             continue
@@ -911,24 +1105,38 @@ def _proper_nouns(text: str, lex: _Compiled) -> tuple[frozenset[str], frozenset[
         after = text[m.end(1):].lstrip()
         prev = re.findall(r"[A-Za-z']+$", before)
         prev_word = prev[0].lower() if prev else ""
+        appositive = bool(_APPOSITIVE.match(after))  # "Rafael, my roommate, ..."
         if prev_word in _GREETING or (
             (before.endswith(",") or not before or before[-1] in ".!?")
-            and (not after or after[0] in ",!?.")
+            and (not after or after[0] in ",!?.") and not appositive
         ):
             voc.add(low)  # "Hey Mel", ", Mel!", "Caroline, ..." -> vocative
             continue
         sentence_start = not before or before[-1] in ".!?:"
         if sentence_start and low in lex.known_words:
             continue
-        out.add(_stem(low))
-    return frozenset(out), frozenset(voc)
+        if low in _CALENDAR:
+            continue  # "on Friday", "in July": a time, not a named thing
+        stem = _stem(low)
+        out.add(stem)
+        if sentence_start and not _CAPITALIZED.match(after):
+            opener.add(stem)  # "Check this out", "Biscuit doesn't ...": maybe a word
+        # the preposition governing the name ("in Raleigh", "at Juniper Labs"); the
+        # later words of a multi-word name inherit it
+        if prev_word in _NAME_PREPS:
+            preps[stem] = prev_word
+        elif _stem(prev_word) in preps and before.endswith(prev[0] if prev else "\0"):
+            preps[stem] = preps[_stem(prev_word)]
+    solid = {_stem(m.group(1).lower()) for m in _CAPITALIZED.finditer(text)
+             if (text[: m.start(1)].rstrip() or ".")[-1] not in ".!?:"}
+    return frozenset(out), frozenset(voc), preps, frozenset(opener - solid)
 
 
 def _analyze(text: str, lex: _Compiled) -> _Features:
     norm = _normalize(text)
     pat = lex.patterns
     masked = pat["background"].sub(lambda mm: "x " * mm.group(0).count(" ") + "x", norm)
-    proper, vocatives = _proper_nouns(text, lex)
+    proper, vocatives, name_preps, weak_names = _proper_nouns_ex(text, lex)
     tokens = norm.split()
     tokset = set(tokens)
     families: dict[str, list[_Span]] = {}
@@ -952,7 +1160,12 @@ def _analyze(text: str, lex: _Compiled) -> _Features:
         ending_strong.append(em.group(0))
     handover = False
     for sp in _spans(pat["handover"], norm):
-        if not (set(tokens[max(0, sp.start - 4): sp.start]) & lex.self_subject):
+        window = tokens[max(0, sp.start - 4): sp.start]
+        # someone or something else is the subject ("Olive lives with my aunt", "the
+        # canary found a new home"); "(I'm) living with Sofia" hands nothing over
+        if not (set(window) & lex.self_subject) and any(
+                w not in _STOPWORDS and w not in lex.filler and w not in lex.self_
+                for w in window):
             handover = True
     # a change or an ending whose subject is someone else ("my sister moved", "she quit")
     other_subject = False
@@ -972,9 +1185,20 @@ def _analyze(text: str, lex: _Compiled) -> _Features:
     value_words = frozenset(w for w in content if w not in cue_words)
     m = _FROM_TO.search(norm)
     stripped = text.strip()
-    question = stripped.endswith("?") or bool(
-        tokens and tokens[0] in _QUESTION_START and not self_subject)
-    numbers = _numbers(tokens, lex.filler, lex.measure_generic)
+    # "Did you ...", "What ..." without "?" are questions; a dropped subject ("did 36
+    # laps this morning!", "have a new job.") is a statement
+    # a "?" after a first-person declarative ("i'm an alto?? who knew", "good i
+    # think?") marks surprise or hedging, not a question
+    asks = bool(tokens) and (tokens[0] in _QUESTION_START or bool(tokset & _LISTENER))
+    question = (stripped.endswith("?") and (asks or not self_ref)) or bool(
+        tokens and tokens[0] in _QUESTION_START and not self_subject
+        and not stripped.endswith(("!", "."))
+        and (tokens[0] in _WH_START or (len(tokens) > 1 and tokens[1] in _ADDRESSEE)))
+    mtoks = masked.split()
+    background_at = frozenset(
+        i for i, (a, b) in enumerate(zip(tokens, mtoks, strict=False)) if b == "x" and a != "x"
+    ) if len(mtoks) == len(tokens) else frozenset()
+    numbers = _numbers(tokens, lex.filler, lex.measure_generic, background_at)
     return _Features(
         text=text,
         norm=norm,
@@ -1007,6 +1231,13 @@ def _analyze(text: str, lex: _Compiled) -> _Features:
         value_words=value_words,
         proper=proper,
         from_to=(m.group(1).strip(), m.group(2).strip()) if m else None,
+        name_preps=name_preps,
+        change_any=bool(pat["change_strong"].search(norm) or pat["change_weak"].search(norm)),
+        replaced_ref=bool(_REPLACED_REF.search(norm)),
+        weak_names=weak_names,
+        negation=bool({"not", "never", "no"} & set(
+            pat["preference"].sub(" ", norm).split())),
+        habitual=bool(pat["habitual"].search(norm)),
     )
 
 
@@ -1016,8 +1247,14 @@ _PARENTHETICAL = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
 def _sentences(text: str) -> list[str]:
     """Split into sentences; parenthetical asides (e.g. photo captions) are dropped."""
     core = _PARENTHETICAL.sub(" ", text)
-    parts = [p.strip() for p in re.split(r"(?<=[.!?;])\s+|\n+", core) if p.strip()]
+    parts = [p.strip() for p in _SENTENCE_END.split(core) if p.strip()]
     return parts or [text]
+
+
+_SENTENCE_END = re.compile(
+    r"(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bSt\.)(?<!\bJr\.)(?<!\bSr\.)(?<!\bMrs\.)"
+    r"(?<!\bProf\.)(?<=[.!?;])\s+|\n+")
+"""Sentence boundaries (not after titles such as "Dr." or "St.")."""
 
 
 def _near(a: list[_Span], b: list[_Span], window: int) -> bool:
@@ -1034,26 +1271,54 @@ def _words_match(a: frozenset[str], b: frozenset[str]) -> frozenset[str]:
     return frozenset(out)
 
 
-def _same_quantity(qo: _Quantity, qn: _Quantity, close: bool) -> frozenset[str] | None:
+def _same_quantity(
+    qo: _Quantity, qn: _Quantity, close: bool,
+    measure_match: Callable[[_Quantity, _Quantity], bool] | None = None,
+) -> frozenset[str] | None:
     """What two numbers both measure (shared topic words), or ``None`` if different.
 
     Age matches age; otherwise the words near each number must share a specific
     word ("rent", "steps", "plant"); generic measure words ("total", "budget"),
-    time units and the rate never identify a quantity on their own. Two numbers
-    with the same unit AND the same rate ("hours a week") in topically close
-    records match too.
+    time units and the rate never identify a quantity on their own. In topically
+    close records (``close``), two numbers with the same specific unit ("laps",
+    "steps") match too; two numbers that share only a time unit ("minutes",
+    "hours") or are both amounts of money (with compatible rates) match only when
+    ``measure_match`` says the words around them describe the same thing
+    ("my place" ~ "rent", not "phone bill" ~ "savings").
     """
     if qo.age or qn.age:
         return frozenset({"age"}) if qo.age and qn.age else None
-    if qo.money != qn.money or (qo.per and qn.per and qo.per != qn.per):
+    if qo.money != qn.money or (qo.per and qn.per and _canon(qo.per) != _canon(qn.per)):
         return None
-    shared = _words_match(qo.topic | (qo.units - _TIME_UNITS),
-                          qn.topic | (qn.units - _TIME_UNITS))
+    shared = _words_match(_canon_set(qo.topic | (qo.units - _TIME_UNITS)),
+                          _canon_set(qn.topic | (qn.units - _TIME_UNITS)))
     if shared:
         return shared
-    if close and qo.per and qo.per == qn.per and qo.units & qn.units:
-        return frozenset(qo.units & qn.units)
+    if not close:
+        return None
+    units = _canon_set(qo.units) & _canon_set(qn.units)
+    if units - _CANON_TIME:
+        return frozenset(units - _CANON_TIME)  # "20 laps" ~ "36 laps"
+    if measure_match is None or not measure_match(qo, qn):
+        return None
+    if units:
+        return frozenset(units)  # "4 hours a night" ~ "eight whole hours"
+    if qo.money and qn.money:
+        return frozenset({"money"})  # "$45 an hour" ~ "$70 an hour", "68k" ~ "81k"
     return None
+
+
+def _canon(word: str) -> str:
+    """A canonical form for comparing stems ("minut" / "minute", "hous" / "house")."""
+    return word[:-1] if len(word) > 3 and word.endswith("e") else word
+
+
+def _canon_set(words: frozenset[str]) -> frozenset[str]:
+    return frozenset(_canon(w) for w in words)
+
+
+_CANON_TIME = frozenset(_canon(w) for w in _TIME_UNITS)
+
 
 
 # ==================================================================== the judges
@@ -1105,6 +1370,9 @@ class OfflineJudge(BaseJudge):
         duplicate_similarity: embedding cosine at or above which two records
             with the same content words are duplicates (when the similarity is
             known).
+        max_text_chars: only the first this many characters of each record are
+            read (bounds the cost of huge memories; a 1 MB record would otherwise
+            take minutes to analyse).
 
     Example:
         >>> from langchain_atma.records import MemoryRecord
@@ -1121,7 +1389,12 @@ class OfflineJudge(BaseJudge):
         lexicon: dict[str, Any] | None = None,
         duplicate_similarity: float = 0.9,
         embeddings: Embeddings | None = None,
+        max_text_chars: int = 4000,
     ) -> None:
+        if isinstance(max_text_chars, bool) or not isinstance(max_text_chars, int) \
+                or max_text_chars < 1:
+            raise ConfigError(f"max_text_chars must be a positive int, got {max_text_chars!r}")
+        self.max_text_chars = max_text_chars
         self.lexicon = lexicon or JUDGE_LEXICON
         self._lex = _compile(self.lexicon)
         self.duplicate_similarity = duplicate_similarity
@@ -1129,6 +1402,7 @@ class OfflineJudge(BaseJudge):
         self._cache: dict[str, _Features] = {}
         self._protos: tuple[list[str], np.ndarray] | None = None
         self._proto_lock = Lock()
+        self._phrase_cache: dict[str, np.ndarray] = {}
 
     # --------------------------------------------------------------- prototypes
     def _prototype_family(self, vec: Sequence[float] | None) -> str | None:
@@ -1155,6 +1429,29 @@ class OfflineJudge(BaseJudge):
             return None
         fam = labels[best]
         return fam if fam in ("hobbies", "likes") else None
+
+    def _embed_short(self, text: str) -> np.ndarray | None:
+        """Unit vector of a short phrase (cached); ``None`` without an encoder."""
+        if self.embeddings is None or not text:
+            return None
+        with self._proto_lock:
+            hit = self._phrase_cache.get(text)
+        if hit is None:
+            v = np.asarray(self.embeddings.embed_query(text), dtype=np.float32)
+            hit = v / max(float(np.linalg.norm(v)), 1e-12)
+            with self._proto_lock:
+                if len(self._phrase_cache) >= _FEATURE_CACHE_SIZE:
+                    self._phrase_cache.pop(next(iter(self._phrase_cache)))
+                self._phrase_cache[text] = hit
+        return hit
+
+    def _measure_match(self, qo: _Quantity, qn: _Quantity) -> bool:
+        """Whether the words around two numbers describe the same measure (encoder)."""
+        vo = self._embed_short(" ".join(qo.words))
+        vn = self._embed_short(" ".join(qn.words))
+        if vo is None or vn is None:
+            return False
+        return float(vo @ vn) >= _MEASURE_SIMILARITY
 
     # ------------------------------------------------------------ feature helpers
     def _features(self, text: str) -> _Features:
@@ -1196,6 +1493,8 @@ class OfflineJudge(BaseJudge):
             if family is None:
                 family = self._leisure_family(inp, one_sided)
                 proto = family is not None
+            if family is None and self._taste_pair(fo, fn, one_sided):
+                family, proto = "likes", True
         slot_change = shared_slot = False
         if family is not None:
             so = fo.slot_words.get(family, frozenset()) - self._lex.generic
@@ -1235,6 +1534,21 @@ class OfflineJudge(BaseJudge):
         po = frozenset().union(*(f.proper for f in so))
         pn = frozenset().union(*(f.proper for f in sn))
         return po & pn
+
+    @staticmethod
+    def _taste_pair(fo: _Features, fn: _Features, lexical: set[str]) -> bool:
+        """A standing taste or habit (old) and a new one (new), no other family.
+
+        "I start every morning with oatmeal" / "Recently I've been starting my
+        mornings with pancakes": the old side states a preference or a habit, the new
+        side states a change ("recently", "these days", "new") as a first-hand fact.
+        """
+        if lexical - {"hobbies", "likes"}:
+            return False
+        old_taste = (fo.preference or fo.habitual or fo.still) and not fo.other_subject
+        new_taste = fn.changes and not fn.episodic and not fn.negated \
+            and not fn.other_subject and (fn.self_ref or fn.preference)
+        return bool(old_taste and new_taste)
 
     def _leisure_family(self, inp: JudgeInput, lexical: set[str]) -> str | None:
         """Hobbies / likes for two records without a shared family word (prototypes)."""
@@ -1304,6 +1618,21 @@ class OfflineJudge(BaseJudge):
     # ------------------------------------------------------------------- rules
     def judge(self, inp: JudgeInput) -> Verdict:
         """Apply the documented rules (first match wins) to one pair."""
+        verdict = self._judge(inp)
+        # R14 unrelated topics are never linked as coexisting (cosine below the floor)
+        if verdict.action in ("coexist", "scoped_exception") and inp.similarity is not None \
+                and inp.similarity < _LINK_MIN_SIMILARITY:
+            return keep_both_verdict(
+                f"{verdict.action} rejected: the records are about unrelated topics "
+                f"(cosine {inp.similarity:.2f})", slot=verdict.slot)
+        return verdict
+
+    def _judge(self, inp: JudgeInput) -> Verdict:
+        n = self.max_text_chars
+        if len(inp.old.content) > n or len(inp.new.content) > n:  # bounded cost
+            inp = inp.model_copy(update={
+                r: rec.model_copy(update={"content": rec.content[:n]})
+                for r, rec in (("old", inp.old), ("new", inp.new))})
         old, new = inp.old, inp.new
         # R1 time order
         if not inp.precedes:
@@ -1344,6 +1673,13 @@ class OfflineJudge(BaseJudge):
                                  "the new record states the outcome of the change in "
                                  "progress", 0.65)
         if fn.irrealis and not fn.ending_strong and not fn.process:
+            # "these days I'd do anything to avoid ironing", "I still want to see Chile,
+            # but lately ...": a wish stated as a current taste; it may coexist with an
+            # older taste, never replace a state
+            if (fn.change_weak or still) and (fn.preference or "want" in fn.tokens) \
+                    and fam not in _REPLACING_FAMILIES and not fn.future:
+                return self._multi_valued(inp, dataclasses.replace(pv, family=fam or "likes"),
+                                          fo, fn, still, same_value)
             return keep_both_verdict("a plan, wish or hypothesis, not a current fact", slot=fam)
         # R6 transition: a change in progress or announced, naming the old state ("from X"
         # naming the old value needs no family); "still" keeps the old value: no transition
@@ -1371,26 +1707,57 @@ class OfflineJudge(BaseJudge):
             return keep_both_verdict("the old record is a plan or wish, not a state", slot=fam)
         # R7 value (the numbers name the quantity, so no family is needed)
         verdict = self._value_rule(inp, fo, fn, pv)
+        if verdict is None and (len(st_old) > 1 or len(st_new) > 1):
+            # numbers may sit in other sentences ("Stepped on the scale. 212."): try the
+            # other numeric sentence pairs, then the whole records (wider context)
+            others = [(a, b) for a in st_old for b in st_new
+                      if a.numbers and b.numbers and (a is not fo or b is not fn)]
+            whole = (self._features(" ".join(f.text for f in st_old)),
+                     self._features(" ".join(f.text for f in st_new)))
+            for a, b in [*others, whole]:
+                if b.irrealis or b.future or b.other_subject:
+                    continue
+                verdict = self._value_rule(inp, a, b, self._pair(inp, a, b))
+                if verdict is not None:
+                    break
         if verdict is not None:
             return verdict
         # R8 negation: the old state ended; the family or a shared entity ties the pair,
-        # and a named entity in the ending must be the old record's
-        named_end = bool(fn.ending_objects & fo.proper)  # "we lost Pickles"
-        if (fn.ends or named_end) and not fo.ends and not fo.irrealis and not fo.future \
-                and not (still and not fn.ending_strong):
-            named_other = bool(fn.proper) and not pv.shared_entities
-            if pv.shared_entities or (fam is not None and not named_other and fo.self_ref):
-                if not fn.ending_strong and fn.scope and not fo.scope and not fn.handover:
-                    return self._verdict(inp, pv, "scoped_exception", "scope",
-                                         f"the old {fam or 'fact'} now holds only under a "
-                                         "condition", 0.55)
-                if fn.ending_strong or fn.handover or same_value or named_end:
-                    phrase = ", ".join(fn.ending_strong[:2]) or (
-                        "handed over" if fn.handover
+        # and a named entity in the ending must be the old record's. The ending may sit
+        # in another sentence of the new record when it names the old record's entity
+        # ("No more sessions with Jordan. Priya joined me at the gym instead.")
+        fe, pe = self._ending_sentence(fo, fn, st_old, st_new, pv, inp)
+        named_end = bool(fe.ending_objects & fo.proper)  # "we lost Pickles"
+        if (fe.ends or named_end) and not fo.ends and not fo.irrealis and not fo.future \
+                and not (still and not fe.ending_strong):
+            # an ending that names someone/something must name the old record's entity;
+            # in families with several values (pets, hobbies, likes) or people, the
+            # ended thing must be the old one (a shared name or slot word: "the guinea
+            # pig found a new home" ends the guinea pig, not every pet)
+            old_names = frozenset().union(*(f.proper for f in st_old))
+            named_other = bool(fe.solid_names) and not fe.proper & old_names
+            specific = pe.family not in MULTI_VALUED_FAMILIES | {"relationship"} \
+                or pe.shared_slot_value
+            if not named_other and (pe.shared_entities or (
+                    pe.family is not None and fo.self_ref and specific)):
+                if not fe.ending_strong and fe.scope and not fo.scope and not fe.handover:
+                    return self._verdict(inp, pe, "scoped_exception", "scope",
+                                         f"the old {pe.family or 'fact'} now holds only "
+                                         "under a condition", 0.55)
+                if fe.ending_strong or fe.handover or bool(
+                        pe.shared_entities or pe.shared_slot_value) or named_end:
+                    phrase = ", ".join(fe.ending_strong[:2]) or (
+                        "handed over" if fe.handover
                         else "a named entity is gone" if named_end else "anymore")
-                    return self._verdict(inp, pv, "supersede", "negation",
-                                         f"the new record ends the old {fam or 'state'} "
-                                         f"({phrase})", 0.65)
+                    return self._verdict(inp, pe, "supersede", "negation",
+                                         f"the new record ends the old "
+                                         f"{pe.family or 'state'} ({phrase})", 0.65)
+        # R9 replaced entity: the old record's named place / employer / person is gone
+        # from the new record, which names another one in the same role with change
+        # wording ("life in Raleigh since the move" after "summer in Sacramento")
+        verdict = self._replacement(inp, fo, fn, st_old, st_new, pv)
+        if verdict is not None:
+            return verdict
         if fam is None:
             return keep_both_verdict("no shared state slot")
         if fo.ends:
@@ -1402,17 +1769,7 @@ class OfflineJudge(BaseJudge):
         new_value = bool(pv.new_only or pv.new_proper or pv.slot_word_change)
         # R10 multi-valued family: a new value besides the old one -> both stay true
         if fam in MULTI_VALUED_FAMILIES or (fam not in _REPLACING_FAMILIES and still):
-            if still and same_value and new_value:
-                return self._verdict(inp, pv, "scoped_exception", "scope",
-                                     f"the old {fam} still holds beside a new one", 0.55)
-            habitual = not fn.episodic and not fn.negated and (
-                fn.changes or fn.preference or fn.scope)
-            if habitual and new_value and fn.changes and (
-                fam != "pets" or fn.self_ref
-            ) and (pv.close or pv.family_strength >= 1 or same_value or pv.from_prototypes):
-                return self._verdict(inp, pv, "coexist", "scope",
-                                     f"{fam} can hold several values at once", 0.5)
-            return keep_both_verdict(f"no change of {fam} stated", slot=fam)
+            return self._multi_valued(inp, pv, fo, fn, still, same_value)
         # R11 temporal change of a replacing family (job, location, age)
         slot_spans = fn.families.get(fam, [])
         strong = _near(fn.change_strong, slot_spans, _CHANGE_WINDOW)
@@ -1424,10 +1781,133 @@ class OfflineJudge(BaseJudge):
         ) and (pv.old_only or pv.slot_word_change or fo.proper) and (fo.self_ref or fo.proper) \
                 and not (
             fn.proper and fn.proper <= fo.proper and not pv.slot_word_change
-        ):
+        ) and self._states_slot(fam, fo) and self._states_slot(fam, fn):
             return self._verdict(inp, pv, "supersede", "temporal",
                                  f"the {fam} changed over time", 0.6)
         return keep_both_verdict("no state change stated", slot=fam)
+
+    def _replacement(self, inp: JudgeInput, fo: _Features, fn: _Features,
+                     st_old: list[_Features], st_new: list[_Features],
+                     pv: _PairView) -> Verdict | None:
+        """R9: a named entity of a single-valued role replaced by another one.
+
+        An old sentence names an entity in a role (a family word of job, location,
+        relationship or education, or a governing preposition: "in Sacramento",
+        "at Orchid Hotels"); the new record no longer mentions it, and one of its
+        sentences names another entity in the same role next to change wording.
+        The new sentence must be a current first-hand statement (not a plan, a
+        question, a negation, a one-off episode or someone else's change).
+        """
+        if fo.irrealis or fo.future or fo.ends:
+            return None
+        new_rec = self._features(inp.new.content)
+        old_names = frozenset().union(*(f.proper for f in st_old))
+        gone = old_names - new_rec.proper
+        if not gone:
+            return None
+        fams = (set(self._features(inp.old.content).families) | set(new_rec.families)) \
+            & _ROLE_FAMILIES
+        for fam in sorted(fams, key=_FAMILY_PRIORITY.index):
+            olds = [(g, g.solid_names & gone) for g in st_old if not g.episodic]
+            olds = [(g, n) for g, n in olds if n and self._anchored(g, n, fam)
+                    and (self._states_slot(fam, g) or (
+                        self._anchored(g, n, fam, by_prep=True)
+                        and not self._states_other_slot(fam, g)))]
+            if not olds:
+                continue
+            for f in st_new:
+                fresh = f.solid_names - old_names
+                if not fresh or f.irrealis or f.future or f.other_subject or f.negated \
+                        or f.ends or f.scope or (f.episodic and not new_rec.replaced_ref) \
+                        or not (f.change_any or f.replaced_ref or new_rec.replaced_ref) \
+                        or not self._anchored(f, fresh, fam):
+                    continue
+
+                if fam == "relationship" and not (
+                        new_rec.replaced_ref or {"now", "new", "instead"} & set(f.tokens)):
+                    continue  # a friend named next to another is not a replacement
+                ctype: ConflictType = "negation" if fam == "relationship" else "temporal"
+                view = dataclasses.replace(self._pair(inp, olds[0][0], f), family=fam)
+                return self._verdict(inp, view, "supersede", ctype,
+                                     f"the new record names another {fam} "
+                                     f"({', '.join(sorted(fresh)[:2])}) in place of "
+                                     f"{', '.join(sorted(gone)[:2])}", 0.7)
+        return None
+
+    def _multi_valued(self, inp: JudgeInput, pv: _PairView, fo: _Features, fn: _Features,
+                      still: bool, same_value: bool) -> Verdict:
+        """R10: a family with several values at once (hobbies, likes, pets).
+
+        A coexist link needs the same family on both sides (slot words, a shared
+        value or the encoder's family prototypes); topical closeness alone only
+        counts when the old record states a standing taste or habit.
+        """
+        fam = pv.family
+        new_value = bool(pv.new_only or pv.new_proper or pv.slot_word_change)
+        if still and same_value and new_value:
+            return self._verdict(inp, pv, "scoped_exception", "scope",
+                                 f"the old {fam} still holds beside a new one", 0.55)
+        habitual = not fn.episodic and not fn.negated and not fn.ends and (
+            fn.changes or fn.preference or fn.scope)
+        if habitual and new_value and fn.changes and (
+            fam != "pets" or fn.self_ref
+        ) and (pv.family_strength >= 1 or same_value or pv.from_prototypes or (
+            pv.close and (fo.preference or fo.habitual or fo.still))):
+            return self._verdict(inp, pv, "coexist", "scope",
+                                 f"{fam} can hold several values at once", 0.5)
+        return keep_both_verdict(f"no change of {fam} stated", slot=fam)
+
+    def _states_other_slot(self, fam: str, f: _Features) -> bool:
+        """Whether the sentence states the speaker's job while ``fam`` is the home.
+
+        Or the other way round: "I work as a nurse at St. Mary's" names no home.
+        """
+        other = {"job": "location", "location": "job"}.get(fam)
+        return other is not None and self._states_slot(other, f)
+
+    def _states_slot(self, fam: str, f: _Features) -> bool:
+        """Whether the sentence states the speaker's job / home (not just a topic word)."""
+        pat = {"job": self._lex.job_state, "location": self._lex.location_state}.get(fam)
+        return pat is None or pat.search(f.norm) is not None
+
+    @staticmethod
+    def _anchored(f: _Features, names: frozenset[str], fam: str, *,
+                  by_prep: bool = False) -> bool:
+        """Whether the sentence ties one of the names to the family's role.
+
+        A family word, or a preposition that fits the role ("in Raleigh" for a
+        home, "at Acme" / "for Acme" for a job); ``by_prep`` asks for the
+        preposition.
+        """
+        preps = _FAMILY_PREPS.get(fam, frozenset())
+        if any(f.name_preps.get(n) in preps for n in names):
+            return True
+        if by_prep or fam not in f.families:
+            return False
+        where = [_Span(i, i) for i, t in enumerate(f.tokens) if _stem(t) in names]
+        return _near(where, f.families[fam], _CHANGE_WINDOW)  # "Dev ... living with"
+
+    def _ending_sentence(self, fo: _Features, fn: _Features, st_old: list[_Features],
+                         st_new: list[_Features], pv: _PairView,
+                         inp: JudgeInput) -> tuple[_Features, _PairView]:
+        """The new sentence that ends the old state.
+
+        The focus, or another sentence that names one of the old record's entities
+        next to an ending.
+        """
+        old_names = frozenset().union(*(f.proper for f in st_old))
+        if fn.ends or fn.ending_objects & fo.proper:
+            if fn.proper & old_names and not fn.proper & fo.proper:
+                src = next(g for g in st_old if g.proper & fn.proper)
+                return fn, self._pair(inp, src, fn)  # the old sentence naming the entity
+            return fn, pv
+        for f in st_new:
+            if f is fn or f.irrealis or f.future or f.other_subject:
+                continue
+            if (f.ends or f.ending_objects & old_names) and f.proper & old_names:
+                src = next((g for g in st_old if g.proper & f.proper), fo)
+                return f, self._pair(inp, src, f)
+        return fn, pv
 
     def _value_rule(self, inp: JudgeInput, fo: _Features, fn: _Features,
                     pv: _PairView) -> Verdict | None:
@@ -1435,15 +1915,19 @@ class OfflineJudge(BaseJudge):
             return None
         if fn.additive and not fn.change_strong and not fn.change_weak:
             return None  # "two more cats": a delta, not the new value
-        if fn.episodic and not (fn.change_strong or fn.change_weak):
-            return None  # a one-off event ("ran 10 miles today") is not the new state
+        # a one-off event ("ran 10 miles today") is not the new state, unless the old
+        # record is a measurement of the same kind ("swam 20 laps today" -> "did 36
+        # laps this morning": the latest measurement is the current value)
+        episode = fn.episodic and not (fn.change_strong or fn.change_weak)
         for qn in fn.numbers:
             for qo in fo.numbers:
-                what = _same_quantity(qo, qn, pv.close)
+                what = _same_quantity(qo, qn, pv.close, self._measure_match)
                 if what is None:
                     continue
+                if episode and not (fo.episodic and pv.close):
+                    continue
                 if any(q.value == qn.value for q in fo.numbers
-                       if _same_quantity(q, qn, True) is not None):
+                       if _same_quantity(q, qn, True, lambda _a, _b: True) is not None):
                     break  # the old record already states this value
                 label = "age" if "age" in what else "quantity." + sorted(what)[0]
                 family = pv.family if pv.family and pv.family != "likes" else None

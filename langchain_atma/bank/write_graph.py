@@ -4,13 +4,16 @@ For every new memory (paper, Algorithm 1, lines 2-7):
 
 1. **propose** embeds the record ONCE and reuses that vector for the host
    search, the Sentry and the commit. The candidate set P_j is the host's
-   ``candidate_k`` nearest *live* neighbours (status active or transition) in
-   the same namespace plus the records state-linked to them (one hop, any
-   status); the bank is never scanned. When the new record has a speaker, only
-   candidates of the same speaker (or of no known speaker) are kept: a person's
-   state is changed by what that person says. Sentry scores every pair from the
-   vectors the bank already stores (``bank.vectors``) and flags the
-   suspicious ones.
+   ``candidate_k`` (16) nearest *live* neighbours (status active or
+   transition) in the same namespace plus the records state-linked to them
+   (one hop, any status); the bank is never scanned. When the new record has a
+   speaker, only candidates of the same speaker (or of no known speaker) are
+   kept: a person's state is changed by what that person says; the speaker's
+   neighbours come from a second, speaker-filtered host query. The gate
+   (:class:`~langchain_atma.bank.gate.ProposalGate`) scores every pair from
+   the vectors the bank already stores (``bank.vectors``): the Sentry's ``a,
+   b, d`` plus a hubness-normalized topic agreement over the pool, and flags
+   at most two pairs per write (``docs/SENTRY.md``, "Gate used by default").
 2. **judge** runs only for flagged pairs; when nothing is flagged the graph goes
    straight to commit (conditional edge), so most writes cost no judge call.
 3. **commit** turns verdicts into ONE consistent decision set and calls
@@ -42,7 +45,11 @@ For every new memory (paper, Algorithm 1, lines 2-7):
    single-active-per-slot invariant -> the other same-slot active candidates
    are superseded only when the judge said so, otherwise the record is stored
    without the slot it was given; if the commit still fails, the record is
-   stored with no decisions. Every fallback is listed in the trace.
+   stored with no decisions. Every fallback is listed in the trace: commit
+   fallbacks under the commit entry's ``fallbacks``, and every verdict with
+   ``source="fallback"`` (a failed LLM judge, a rejected verdict) under the
+   judge entry's ``decided`` as ``"[fallback] <action> (<reason>)"``, even a
+   ``keep_both``; the write's ``metrics["judge_fallbacks"]`` counts them.
 
 Every node appends ``{"level": "bank", "node", "saw", "decided", "ms"}`` to
 ``trace`` and runs as a runnable named ``atma.bank.<node>`` with tags
@@ -95,6 +102,7 @@ from langchain_atma.bank.bank import (
     CommitResult,
     StateBank,
 )
+from langchain_atma.bank.gate import GateConfig, GateScores, ProposalGate
 from langchain_atma.bank.judge import (
     BaseJudge,
     JudgeInput,
@@ -126,7 +134,9 @@ from langchain_atma.records import (
 )
 
 __all__ = [
+    "DEFAULT_CANDIDATE_K",
     "CosineGate",
+    "GateLike",
     "IngestReport",
     "LIVE_STATUSES",
     "MAX_SIDE_LINKS",
@@ -151,6 +161,8 @@ _STATE_LINKS = frozenset({
 })
 _CHAIN_ACTIONS = frozenset({CommitAction.SUPERSEDE, CommitAction.TRANSITION})
 MAX_SIDE_LINKS = 2
+DEFAULT_CANDIDATE_K = 16
+"""Nearest live neighbours of the same speaker fetched per write (the gate's pool)."""
 """At most this many coexist / scoped-exception links per write (the best supported)."""
 _Route = Literal["judge", "commit", "__end__"]
 
@@ -257,20 +269,31 @@ class CosineGate:
                           flagged=sims > self.threshold)
 
 
-def resolve_sentry(bank: StateBank, sentry: Sentry | CosineGate | None) -> Sentry | CosineGate:
+GateLike = ProposalGate | Sentry | CosineGate
+"""What ``sentry=`` accepts: the default :class:`ProposalGate`, or a bare
+:class:`Sentry` / :class:`CosineGate` whose own flags decide (the paper's rule)."""
+
+
+def resolve_sentry(bank: StateBank, sentry: GateLike | None) -> GateLike:
     """Pick the proposal gate of a bank.
 
-    Returns the given one, else the shipped heads for the bank's encoder, else a
-    :class:`CosineGate` (with a logged warning) when no heads match.
+    Returns the given one; else the default :class:`ProposalGate` (hub mode,
+    see ``docs/SENTRY.md``) over the shipped heads for the bank's encoder, or
+    over a :class:`CosineGate` (with a logged warning) when no heads match. A
+    bare :class:`Sentry` or :class:`CosineGate` passed in decides with its own
+    flags (the paper's rule, no cap); ``ProposalGate(sentry,
+    GateConfig(mode="paper"))`` is the same with the gate's bookkeeping.
     """
     if sentry is not None:
         return sentry
     name = encoder_name(bank.embeddings)
+    scorer: Sentry | CosineGate
     try:
-        return Sentry.for_encoder(name)
+        scorer = Sentry.for_encoder(name)
     except SentryError as exc:
         logger.warning("no Sentry heads for encoder %r (%s); using the cosine gate", name, exc)
-        return CosineGate()
+        scorer = CosineGate()
+    return ProposalGate(scorer, GateConfig())
 
 
 def _unit(x: np.ndarray) -> np.ndarray:
@@ -298,25 +321,28 @@ class WriteNodes:
 
     Args:
         bank: the state bank.
-        sentry: the proposal gate; ``None`` = shipped heads for the bank's
-            encoder, else the cosine gate.
+        sentry: the proposal gate; ``None`` = :class:`ProposalGate` (hub mode)
+            over the shipped heads for the bank's encoder, else over the cosine
+            gate (see :func:`resolve_sentry`).
         judge: the audit judge; ``None`` = :class:`OfflineJudge` with the bank's
             embeddings (for its family prototypes).
-        candidate_k: nearest live neighbours per write.
+        candidate_k: nearest live neighbours per write (of the same speaker
+            when the record has one).
         use_sentry: ``False`` = ablation, judge every live candidate.
         use_judge: ``False`` = ablation, audit nothing (plain append).
         also_flag_similarity: extension beyond the paper (off by default): also
             route pairs whose embedding cosine is at least this value, whatever
-            the Sentry says (raises the gate's recall at the cost of judge calls).
+            the gate says and beyond its per-write cap (raises recall at the
+            cost of judge calls).
     """
 
     def __init__(
         self,
         bank: StateBank,
         *,
-        sentry: Sentry | CosineGate | None = None,
+        sentry: GateLike | None = None,
         judge: BaseJudge | None = None,
-        candidate_k: int = 8,
+        candidate_k: int = DEFAULT_CANDIDATE_K,
         use_sentry: bool = True,
         use_judge: bool = True,
         also_flag_similarity: float | None = None,
@@ -361,7 +387,22 @@ class WriteNodes:
             encode_ms = _ms(t_enc)
         else:
             vec = np.asarray(emb, dtype=np.float32).reshape(-1)
+        speaker = rec.provenance.speaker
         hits = self.bank.search_by_vector(ns, vec, self.candidate_k, statuses=LIVE_STATUSES)
+        if speaker:
+            # State belongs to its speaker: another person's statement never changes
+            # this speaker's state, so it is not a candidate (records with no known
+            # speaker stay candidates). One more query, restricted to the speaker, so
+            # the pool holds the speaker's k nearest records even when the other
+            # speakers' records are closer.
+            own = self.bank.search_by_vector(ns, vec, self.candidate_k,
+                                             statuses=LIVE_STATUSES, speaker=speaker)
+            merged = {h.record.id: h for h in own}
+            for h in hits:
+                if not h.record.provenance.speaker:
+                    merged.setdefault(h.record.id, h)
+            hits = sorted(merged.values(), key=lambda h: (-h.score, h.record.id))
+            hits = hits[: self.candidate_k]
         cands = [h.record for h in hits if h.record.id != rec.id]
         seen = {c.id for c in cands}
         hop = [lk.target for c in cands for lk in c.links
@@ -369,11 +410,7 @@ class WriteNodes:
         if hop:
             cands += [r for r in self.bank.get_many(ns, list(dict.fromkeys(hop)))
                       if r.id != rec.id]
-        speaker = rec.provenance.speaker
         if speaker:
-            # State belongs to its speaker: another person's statement never changes
-            # this speaker's state, so it is not a candidate (records with no known
-            # speaker stay candidates).
             cands = [c for c in cands
                      if not c.provenance.speaker or c.provenance.speaker == speaker]
         vectors = self.bank.vectors(ns, [c.id for c in cands]) if cands else {}
@@ -383,16 +420,26 @@ class WriteNodes:
         if cands:
             mat = np.stack([vectors[c.id] for c in cands]).astype(np.float32)
             sims = _unit(mat) @ _unit(vec[None, :])[0]
-            ps = self.sentry.score(vec, mat)
+            ps: PairScores
+            if isinstance(self.sentry, ProposalGate):
+                ps = self.sentry.score(vec, mat, new_text=rec.content,
+                                       cand_texts=[c.content for c in cands],
+                                       new_time=rec.time, cand_times=[c.time for c in cands])
+            else:
+                ps = self.sentry.score(vec, mat)
+            hub = ps if isinstance(ps, GateScores) else None
             for i, c in enumerate(cands):
                 live = c.status in LIVE_STATUSES
                 flag = bool(ps.flagged[i]) if self.use_sentry else True
                 if not flag and self.also_flag_similarity is not None:
                     flag = bool(sims[i] >= self.also_flag_similarity)
-                scores.append({"id": c.id, "a": float(ps.a[i]), "b": float(ps.b[i]),
-                               "d": float(ps.d[i]), "similarity": float(sims[i]),
-                               "live": live, "flagged": flag,
-                               "vector": [float(x) for x in mat[i]]})
+                row: dict[str, Any] = {
+                    "id": c.id, "a": float(ps.a[i]), "b": float(ps.b[i]), "d": float(ps.d[i]),
+                    "similarity": float(sims[i]), "live": live, "flagged": flag,
+                    "vector": [float(x) for x in mat[i]]}
+                if hub is not None:
+                    row["gate"] = float(hub.t[i])
+                scores.append(row)
                 if flag:
                     flagged.append(c.id)
         metrics = {"candidates": len(cands), "flagged": len(flagged),
@@ -446,10 +493,17 @@ class WriteNodes:
             except InvalidVerdictError as exc:
                 v = keep_both_verdict(f"verdict rejected: {exc}", source="fallback")
             out.append({"target_id": inp.old.id, "verdict": v})
+        n_fallback = sum(o["verdict"].source == "fallback" for o in out)
         metrics = dict(state.get("metrics") or {})
-        metrics.update({"judge_calls": len(inputs), "judge_ms": _ms(t0)})
-        decided = {o["target_id"]: f'{o["verdict"].action} ({o["verdict"].reason})'
-                   for o in out if o["verdict"].action != "keep_both"}
+        metrics.update({"judge_calls": len(inputs), "judge_fallbacks": n_fallback,
+                        "judge_ms": _ms(t0)})
+        # a fallback verdict is always listed, even keep_both: a failed judge stays visible
+        decided = {
+            o["target_id"]: ("[fallback] " if o["verdict"].source == "fallback" else "")
+            + f'{o["verdict"].action} ({o["verdict"].reason})'
+            for o in out
+            if o["verdict"].action != "keep_both" or o["verdict"].source == "fallback"
+        }
         return {"verdicts": out, "metrics": metrics,
                 "trace": [self._trace("judge", {"pairs": len(inputs)}, decided, t0)]}
 
@@ -654,9 +708,9 @@ def _node(name: str, func: Any, afunc: Any) -> Any:
 def create_write_graph(
     bank: StateBank,
     *,
-    sentry: Sentry | CosineGate | None = None,
+    sentry: GateLike | None = None,
     judge: BaseJudge | None = None,
-    candidate_k: int = 8,
+    candidate_k: int = DEFAULT_CANDIDATE_K,
     use_sentry: bool = True,
     use_judge: bool = True,
     also_flag_similarity: float | None = None,
@@ -665,7 +719,8 @@ def create_write_graph(
 
     Args:
         bank: the state bank to write to.
-        sentry: proposal gate (default: shipped heads for the bank's encoder).
+        sentry: proposal gate (default: :class:`ProposalGate` over the shipped
+            heads for the bank's encoder; see :func:`resolve_sentry`).
         judge: audit judge (default: :class:`OfflineJudge`).
         candidate_k: nearest live neighbours per write.
         use_sentry: ``False`` = ablation "judge every candidate".
@@ -793,22 +848,30 @@ def ingest_events(
     events: Iterable[MemoryEvent | dict[str, Any]],
     *,
     namespace: str,
-    sentry: Sentry | CosineGate | None = None,
+    sentry: GateLike | None = None,
     judge: BaseJudge | None = None,
     progress: bool = False,
     use_sentry: bool = True,
     use_judge: bool = True,
-    candidate_k: int = 8,
+    candidate_k: int = DEFAULT_CANDIDATE_K,
     trace: list[dict[str, Any]] | None = None,
     also_flag_similarity: float | None = None,
 ) -> IngestReport:
     """Write events in order through the write path (batch-encoded up front).
 
+    Each event's propose -> judge -> commit runs under the namespace's writer lock
+    (:meth:`StateBank.writer_lock`), so concurrent writers of the same namespace
+    (threads, or processes sharing a Chroma server) never plan on stale state.
+    :func:`aingest_events` and the compiled graph lock only the commit itself; a
+    plan made stale meanwhile is caught by the slot invariant or, on a server, by
+    the revision check (``ConcurrentWriteError``, nothing written).
+
     Args:
         bank: the state bank.
         events: dicts or :class:`MemoryEvent` objects, in chronological order.
         namespace: namespace of every record.
-        sentry: proposal gate (default: shipped heads for the bank's encoder).
+        sentry: proposal gate (default: :class:`ProposalGate` over the shipped
+            heads for the bank's encoder; see :func:`resolve_sentry`).
         judge: audit judge (default: :class:`OfflineJudge`).
         progress: show a tqdm progress bar.
         use_sentry: ``False`` = ablation "judge every candidate".
@@ -838,12 +901,16 @@ def ingest_events(
         assert vecs is not None
         state: WriteState = {"namespace": namespace, "record": records[i],
                              "embedding": vecs[i], "trace": []}
-        _merge(state, nodes.propose(state))
-        route = nodes.route(state)
-        if route == "judge":
-            _merge(state, nodes.judge(state))
-        if route != "__end__":
-            _merge(state, nodes.commit(state))
+        # propose -> judge -> commit under the namespace's writer lock, so another
+        # writer (thread, or process on the same Chroma server) cannot commit between
+        # the read that planned this write and the write itself
+        with bank.writer_lock(namespace):
+            _merge(state, nodes.propose(state))
+            route = nodes.route(state)
+            if route == "judge":
+                _merge(state, nodes.judge(state))
+            if route != "__end__":
+                _merge(state, nodes.commit(state))
         acc.add(state)
         if trace is not None:
             trace.extend(state.get("trace", []))
@@ -855,12 +922,12 @@ async def aingest_events(
     events: Iterable[MemoryEvent | dict[str, Any]],
     *,
     namespace: str,
-    sentry: Sentry | CosineGate | None = None,
+    sentry: GateLike | None = None,
     judge: BaseJudge | None = None,
     progress: bool = False,
     use_sentry: bool = True,
     use_judge: bool = True,
-    candidate_k: int = 8,
+    candidate_k: int = DEFAULT_CANDIDATE_K,
     trace: list[dict[str, Any]] | None = None,
     also_flag_similarity: float | None = None,
 ) -> IngestReport:

@@ -287,6 +287,16 @@ def _require(mapping: Any, key: str, kind: type, where: str) -> Any:
     return value
 
 
+def _shift(start: datetime, seconds: int, where: str) -> datetime:
+    """``start + seconds``; a turn time past year 9999 is a format error, not a crash."""
+    try:
+        return start + timedelta(seconds=seconds)
+    except OverflowError:
+        raise BenchmarkFormatError(
+            f"{where}: turn timestamp out of range ({start.isoformat()} + {seconds} s)"
+        ) from None
+
+
 def _parse_sample(raw: Any, where: str) -> LocomoSample:
     sample_id = _require(raw, "sample_id", str, where)
     conv = _require(raw, "conversation", dict, where)
@@ -325,7 +335,7 @@ def _parse_sample(raw: Any, where: str) -> LocomoSample:
                     dia_id=_require(turn, "dia_id", str, twhere),
                     speaker=_require(turn, "speaker", str, twhere),
                     text=text,
-                    timestamp=start + timedelta(seconds=TURN_SPACING_SECONDS * pos),
+                    timestamp=_shift(start, TURN_SPACING_SECONDS * pos, twhere),
                     session=index,
                     blip_caption=caption,
                 )
@@ -347,7 +357,7 @@ def _parse_sample(raw: Any, where: str) -> LocomoSample:
             seen.add(turn.dia_id)
             stamp = turn.timestamp
             if previous is not None and stamp <= previous:
-                stamp = previous + timedelta(seconds=1)
+                stamp = _shift(previous, 1, f"{cwhere}.session_{session.index}")
             previous = stamp
             new_turns.append(turn.model_copy(update={"timestamp": stamp}))
         fixed.append(session.model_copy(update={"turns": tuple(new_turns)}))
@@ -393,12 +403,17 @@ def load_locomo(path: str | Path) -> list[LocomoSample]:
         data = json.loads(file.read_bytes().decode("utf-8"))
     except FileNotFoundError as exc:
         raise BenchmarkFormatError(f"LoCoMo file not found: {file}") from exc
+    except OSError as exc:  # a directory, no permission...
+        raise BenchmarkFormatError(
+            f"cannot read LoCoMo file {file}: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:
         raise BenchmarkFormatError(f"{file}: not valid UTF-8 at byte {exc.start}") from exc
     except json.JSONDecodeError as exc:
         raise BenchmarkFormatError(
             f"{file}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
         ) from exc
+    except RecursionError:
+        raise BenchmarkFormatError(f"{file}: JSON nested too deeply") from None
     if not isinstance(data, list):
         raise BenchmarkFormatError(f"{file}: $ must be a list of samples")
     samples = [_parse_sample(raw, f"$[{i}]") for i, raw in enumerate(data)]

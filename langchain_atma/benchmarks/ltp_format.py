@@ -268,15 +268,18 @@ def load_ltp(path: str | Path) -> LtpFile:
     """Load and shape-check an LTP-format file.
 
     Raises:
-        BenchmarkFormatError: for a missing file, invalid UTF-8 or JSON, wrong
-            shapes, bad timestamps, unknown enum values or duplicate ids; the
-            message names the JSON path of each (first few) problem.
+        BenchmarkFormatError: for a missing or unreadable file, invalid UTF-8 or
+            JSON (including JSON nested too deeply to parse), wrong shapes, bad
+            timestamps, unknown enum values or duplicate ids; the message names
+            the JSON path of each (first few) problem.
     """
     file = Path(path)
     try:
         raw = file.read_bytes()
     except FileNotFoundError as exc:
         raise BenchmarkFormatError(f"LTP file not found: {file}") from exc
+    except OSError as exc:  # a directory, no permission...
+        raise BenchmarkFormatError(f"cannot read LTP file {file}: {exc.strerror or exc}") from exc
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -289,6 +292,8 @@ def load_ltp(path: str | Path) -> LtpFile:
         raise BenchmarkFormatError(
             f"{file}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
         ) from exc
+    except RecursionError:
+        raise BenchmarkFormatError(f"{file}: JSON nested too deeply") from None
     return _parse(data, str(file))
 
 

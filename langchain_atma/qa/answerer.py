@@ -5,8 +5,11 @@
   and benchmarks without an LLM server.
 * :class:`LLMAnswerer` runs ``prompt | model | StrOutputParser`` on the
   serialized, labelled packet. A model error, timeout or empty output gives
-  ``Answer(status="failed", error=...)``; it never raises for model failures,
-  so failures stay visible in results instead of aborting a run.
+  ``Answer(status="failed", error=...)`` with a readable reason (see
+  :func:`failure_message`: timeout, unreachable server, invalid server reply,
+  ``empty model output``); it never raises for model failures, so failures stay
+  visible in results (and in the read graph's ``answer`` trace entry) instead
+  of aborting a run.
 
 Both return ``status="no_evidence"`` with :data:`NOT_AVAILABLE_ANSWER` when the
 packet is empty (the LLM is not called then).
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import json
 import re
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -57,6 +61,7 @@ __all__ = [
     "LLMAnswerer",
     "OfflineAnswerer",
     "create_answer_chain",
+    "failure_message",
 ]
 
 AnswerStatus = Literal["answered", "no_evidence", "failed"]
@@ -217,6 +222,35 @@ def create_answer_chain(model: BaseChatModel, *, with_labels: bool = True) -> Ru
     return assign | prompt | model | StrOutputParser()
 
 
+_NETWORK_ERRORS = frozenset({"TransportError", "NetworkError", "ConnectError", "ConnectTimeout",
+                             "RemoteProtocolError", "ReadError", "WriteError"})
+
+
+def failure_message(exc: BaseException, timeout_s: float) -> str:
+    """A readable reason for a failed model call (``Answer.error``).
+
+    * a timeout -> ``"timeout: no model output within <t> s"``;
+    * the server cannot be reached or dropped the connection (``ConnectionError``,
+      httpx transport errors) -> ``"cannot reach the model server (<type>: <msg>)"``;
+    * the server's reply is not valid JSON (a broken stream, a proxy error page)
+      -> ``"the model server sent an invalid response (<type>: <msg>)"``;
+    * anything else -> ``"<type>: <msg>"``.
+
+    Example:
+        >>> failure_message(ConnectionRefusedError(111, "Connection refused"), 5)
+        'cannot reach the model server (ConnectionRefusedError: [Errno 111] Connection refused)'
+    """
+    if isinstance(exc, (TimeoutError, asyncio.TimeoutError, concurrent.futures.TimeoutError)):
+        return f"timeout: no model output within {timeout_s:g} s"
+    detail = f"{type(exc).__name__}: {str(exc)[:300]}"
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    if isinstance(exc, ConnectionError) or names & _NETWORK_ERRORS:
+        return f"cannot reach the model server ({detail})"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"the model server sent an invalid response ({detail})"
+    return detail
+
+
 def _clean_output(text: object) -> str:
     if not isinstance(text, str):
         return ""
@@ -281,11 +315,8 @@ class LLMAnswerer:
         return Answer(answer=text, view=view, evidence_ids=ids, status="answered")
 
     def _failed(self, exc: BaseException, view: QueryView, ids: list[str]) -> Answer:
-        if isinstance(exc, (TimeoutError, asyncio.TimeoutError, concurrent.futures.TimeoutError)):
-            msg = f"timeout: no model output within {self.timeout_s:g} s"
-        else:
-            msg = f"{type(exc).__name__}: {exc}"
-        return Answer(answer="", view=view, evidence_ids=ids, status="failed", error=msg)
+        return Answer(answer="", view=view, evidence_ids=ids, status="failed",
+                      error=failure_message(exc, self.timeout_s))
 
     def answer(
         self,

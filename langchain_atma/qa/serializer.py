@@ -60,7 +60,7 @@ EMPTY_PACKET_TEXT = "(no memories retrieved)"
 
 _SLICE_FACTOR = 4  # raw characters read per shown character before cleaning
 _WS = re.compile(r"\s+")
-_ROW_MARKER = re.compile(r"\[\s*(\d{1,9})\s*\]")
+_ROW_MARKER = re.compile(r"\[\s*(\d+)\s*\]")  # any digit count, any script
 _STRUCTURE = str.maketrans({"|": "/", "<": "\u2039", ">": "\u203a"})
 
 

@@ -48,7 +48,10 @@ Example:
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -56,6 +59,7 @@ import numpy as np
 from langchain_atma.errors import InvalidQueryError
 from langchain_atma.records import LinkType, MemoryRecord, validate_namespace
 from langchain_atma.retrieval.packets import Bucket, EvidenceRow, QueryProfile, QueryView
+from langchain_atma.retrieval.rewrite import first_person_query, name_candidates
 
 if TYPE_CHECKING:  # pragma: no cover
     from langchain_atma.bank.bank import StateBank
@@ -63,9 +67,12 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "DEFAULT_MAX_HOPS",
     "MAX_QUERY_CHARS",
+    "SeedSearch",
+    "SpeakerDirectory",
     "build_pool",
     "expand_pool",
     "seed_rows",
+    "speaker_seed_rows",
     "stable_prerank",
     "top_k",
     "validate_k",
@@ -154,6 +161,153 @@ def seed_rows(
         EvidenceRow(record=h.record, bucket=Bucket.SEED, score=float(h.score), prerank=i)
         for i, h in enumerate(hits)
     ]
+
+
+class SpeakerDirectory:
+    """Which names are speakers of a namespace (asked from the bank, cached).
+
+    A name is a speaker when the namespace holds at least one record whose
+    provenance speaker is exactly that name (one filtered host query, top-1).
+    Positive answers are cached for good; negative ones for ``negative_ttl_s``
+    seconds, so a speaker written later (by another process, too) is found.
+
+    Args:
+        negative_ttl_s: how long "not a speaker" is remembered.
+        max_entries: cache size (oldest entries are dropped first).
+        enabled: ``False`` = know no speaker (turns the rewrite off).
+    """
+
+    def __init__(self, negative_ttl_s: float = 60.0, max_entries: int = 4096,
+                 *, enabled: bool = True) -> None:
+        self.enabled = enabled
+        self.negative_ttl_s = negative_ttl_s
+        self.max_entries = max_entries
+        self._known: dict[tuple[str, str], tuple[bool, float]] = {}
+        self._probe: dict[int, np.ndarray] = {}
+        self._lock = threading.Lock()
+
+    def probe_vector(self, bank: StateBank,
+                     hint: Sequence[float] | np.ndarray | None = None) -> np.ndarray:
+        """Any vector of the bank's dimension, for the top-1 speaker checks.
+
+        The check only asks whether a row exists, so the vector's direction does
+        not matter; it is computed once (from ``hint`` when given) and reused.
+        """
+        with self._lock:
+            vec = self._probe.get(id(bank))
+        if vec is None:
+            vec = np.asarray(hint if hint is not None else bank.embed_query("speaker"),
+                             dtype=np.float32)
+            with self._lock:
+                self._probe[id(bank)] = vec
+        return vec
+
+    def is_speaker(self, bank: StateBank, namespace: str, name: str,
+                   vector: Sequence[float] | np.ndarray) -> bool:
+        """True when ``name`` speaks in ``namespace``."""
+        if not self.enabled:
+            return False
+        key = (namespace, name)
+        now = time.monotonic()
+        with self._lock:
+            hit = self._known.get(key)
+        if hit is not None and (hit[0] or now - hit[1] < self.negative_ttl_s):
+            return hit[0]
+        found = bool(bank.search_by_vector(namespace, vector, 1, speaker=name))
+        with self._lock:
+            if len(self._known) >= self.max_entries:
+                for old in list(self._known)[: self.max_entries // 4]:
+                    del self._known[old]
+            self._known[key] = (found, now)
+        return found
+
+
+@dataclass
+class SeedSearch:
+    """What the seed step searched with (for the trace)."""
+
+    speaker: str | None = None
+    rewritten: str | None = None
+    candidates: list[str] = field(default_factory=list)
+    host_ms: float = 0.0
+    """Time of the host search (the host's own cost)."""
+    rewrite_ms: float = 0.0
+    """Time of the name candidates, speaker checks and rewrite (overlay)."""
+    embed_ms: float = 0.0
+    """Time of the question's embedding (of the rewrite when there is one); 0 when
+    a precomputed vector was used as is."""
+
+
+def speaker_seed_rows(
+    bank: StateBank,
+    namespace: str,
+    query: str,
+    *,
+    seed_k: int = 10,
+    speakers: SpeakerDirectory | None = None,
+    query_vector: Sequence[float] | np.ndarray | None = None,
+) -> tuple[list[EvidenceRow], SeedSearch]:
+    """A_q with a speaker-aware rewrite (see :mod:`langchain_atma.retrieval.rewrite`).
+
+    When the question names exactly one speaker of the namespace, the host is
+    searched with the question in that speaker's first person instead of the
+    question as asked (still one embedding and one host search). Without a
+    speaker this is :func:`seed_rows`. Searching the rewrite alone beat fusing
+    both hit lists (best score per record) on held-out questions: the plain
+    question's hits are mostly turns that merely name the speaker, and their
+    scores crowd the fused list (docs/BENCHMARKS.md).
+
+    Args:
+        bank: the state bank.
+        namespace: the namespace searched (never crossed).
+        query: the question.
+        seed_k: number of seeds kept.
+        speakers: the speaker cache (a fresh one when ``None``).
+        query_vector: a precomputed embedding of ``query``, used when no rewrite
+            is made (a rewrite is embedded here).
+
+    Returns:
+        ``(rows, info)``: the seeds and what was searched.
+
+    Raises:
+        InvalidQueryError: for a bad question or ``seed_k``.
+        NamespaceError: for a malformed namespace.
+    """
+    validate_namespace(namespace)
+    seed_k = validate_k(seed_k, "seed_k")
+    validate_query(query)
+    t0 = time.perf_counter()
+    embed_s = 0.0
+    info = SeedSearch(candidates=name_candidates(query))
+    directory = speakers if speakers is not None else SpeakerDirectory()
+    named: list[str] = []
+    if info.candidates and directory.enabled:
+        probe = directory.probe_vector(bank, query_vector)
+        named = [n for n in info.candidates if directory.is_speaker(bank, namespace, n, probe)]
+        # "Mary Jane" and "Mary" may both match: keep names not inside a longer one
+        named = [n for n in named if not any(n != m and n in m.split() for m in named)]
+    text = query
+    if len(named) == 1:
+        rewritten = first_person_query(query, named[0])
+        if rewritten != query:
+            info.speaker, info.rewritten = named[0], rewritten
+            text = rewritten
+    if text is query and query_vector is not None:
+        svec: Sequence[float] | np.ndarray = query_vector
+    else:  # the question's one embedding (of the rewrite when there is one)
+        te = time.perf_counter()
+        svec = bank.embed_query(text)
+        embed_s = time.perf_counter() - te
+    t1 = time.perf_counter()
+    hits = bank.search_by_vector(namespace, svec, seed_k)
+    info.host_ms = (time.perf_counter() - t1) * 1e3
+    info.embed_ms = embed_s * 1e3
+    info.rewrite_ms = (t1 - t0 - embed_s) * 1e3
+    rows = [
+        EvidenceRow(record=h.record, bucket=Bucket.SEED, score=float(h.score), prerank=i)
+        for i, h in enumerate(hits)
+    ]
+    return rows, info
 
 
 def _seed_hops(rec: MemoryRecord, view: QueryView) -> tuple[list[_Hop], list[_Hop]]:

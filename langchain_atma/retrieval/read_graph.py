@@ -52,7 +52,13 @@ from langchain_atma.retrieval.controller import (
     RetrieveController,
 )
 from langchain_atma.retrieval.packets import Bucket, EvidencePacket, EvidenceRow, QueryProfile
-from langchain_atma.retrieval.pool import expand_pool, seed_rows, validate_k, validate_query
+from langchain_atma.retrieval.pool import (
+    SpeakerDirectory,
+    expand_pool,
+    speaker_seed_rows,
+    validate_k,
+    validate_query,
+)
 from langchain_atma.retrieval.profiler import QueryProfiler
 from langchain_atma.retrievers import assemble_packet
 
@@ -135,6 +141,7 @@ def trace_summary(state: dict[str, Any]) -> dict[str, Any]:
         "serialized": state.get("serialized"),
         "answer": answer.answer if answer is not None else None,
         "answer_status": answer.status if answer is not None else None,
+        "answer_error": answer.error if answer is not None else None,
         "nodes": [
             {k: e.get(k) for k in ("level", "node", "ms")} for e in state.get("trace") or []
         ],
@@ -195,6 +202,7 @@ def create_read_graph(
     answerer: Any | None = None,
     use_labels: bool = True,
     profiler: QueryProfiler | None = None,
+    rewrite_speaker: bool = True,
 ) -> Any:
     """Build and compile the read graph over ``bank``.
 
@@ -212,6 +220,10 @@ def create_read_graph(
         use_labels: show state labels to QA (labels are always kept in the
             packet rows for the trace).
         profiler: the query profiler (default rule-based profiler).
+        rewrite_speaker: when the question names one speaker of the namespace,
+            also search it in that speaker's first person and fuse the hits
+            (:mod:`langchain_atma.retrieval.rewrite`); ``False`` = search the
+            question as asked only.
 
     Returns:
         A compiled LangGraph graph; input ``{"question", "namespace"}``.
@@ -236,6 +248,7 @@ def create_read_graph(
         raise ConfigError(f"answerer must provide answer() and aanswer(), got {type(qa).__name__}")
     prof = profiler if profiler is not None else QueryProfiler()
     qa_takes_config = _accepts_config(qa.answer) and _accepts_config(qa.aanswer)
+    speakers = SpeakerDirectory(enabled=rewrite_speaker)
 
     # -------------------------------------------------------------- retrieval level
     def profile_work(state: ReadState, config: RunnableConfig) -> tuple[dict[str, Any], str, str]:
@@ -257,9 +270,12 @@ def create_read_graph(
 
     def seed_work(state: ReadState, config: RunnableConfig) -> tuple[dict[str, Any], str, str]:
         ns = state["namespace"]
-        seeds = seed_rows(bank, ns, state["profile"].query, seed_k=sk)
+        seeds, info = speaker_seed_rows(bank, ns, state["profile"].query, seed_k=sk,
+                                        speakers=speakers)
+        how = (f"; speaker {info.speaker!r}, also searched as {info.rewritten!r}"
+               if info.rewritten else "")
         return ({"seeds": seeds}, f"namespace={ns}, seed_k={sk}",
-                f"{len(seeds)} host seeds: {_ids(seeds)}")
+                f"{len(seeds)} host seeds{how}: {_ids(seeds)}")
 
     async def seed_awork(state: ReadState, config: RunnableConfig) -> (
         tuple[dict[str, Any], str, str]
@@ -329,8 +345,9 @@ def create_read_graph(
     def _answer_out(answer: Answer, state: ReadState) -> tuple[dict[str, Any], str, str]:
         shown = len(state["packet"].rows)
         used = ", ".join(i[:8] for i in answer.evidence_ids)
+        failure = f" ({answer.error})" if answer.error else ""  # a failed model stays visible
         return ({"answer": answer}, f"{shown} rows, view={state['profile'].view.value}",
-                f"status={answer.status}, evidence=[{used}]")
+                f"status={answer.status}{failure}, evidence=[{used}]")
 
     def answer_work(state: ReadState, config: RunnableConfig) -> tuple[dict[str, Any], str, str]:
         extra = {"config": config} if qa_takes_config else {}

@@ -11,6 +11,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.graph import END, START, StateGraph
 
 from langchain_atma.bank import StateBank
+from langchain_atma.bank.gate import GateConfig, ProposalGate
 from langchain_atma.bank.judge import (
     BaseJudge,
     JudgeInput,
@@ -19,7 +20,9 @@ from langchain_atma.bank.judge import (
     Verdict,
     keep_both_verdict,
 )
+from langchain_atma.bank.sentry import Sentry
 from langchain_atma.bank.write_graph import (
+    DEFAULT_CANDIDATE_K,
     CosineGate,
     IngestReport,
     MemoryEvent,
@@ -399,3 +402,44 @@ def test_throughput_is_reported(bank: StateBank) -> None:
     rep = ingest_events(bank, events, namespace="speed")
     assert rep.events == 20 and rep.events_per_s > 0
     assert sum(itertools.chain(rep.seconds.values())) > 0
+
+
+# ------------------------------------------------------------- the default gate
+
+
+def test_default_gate_is_the_hub_gate_and_caps_flags_per_write(bank: StateBank) -> None:
+    nodes = WriteNodes(bank)
+    assert isinstance(nodes.sentry, ProposalGate) and nodes.sentry.config.mode == "hub"
+    assert nodes.candidate_k == DEFAULT_CANDIDATE_K
+    trace: list[dict[str, Any]] = []
+    rep = ingest_events(bank, _events(), namespace="hubgate", trace=trace)
+    proposes = [t for t in trace if t["node"] == "propose"]
+    assert max(len(t["decided"]["flagged"]) for t in proposes) <= nodes.sentry.config.max_flags
+    assert rep.flagged_pairs < rep.candidate_pairs
+    _check_conversation(bank, "hubgate")  # the three updates and the scope still land
+
+
+def test_paper_mode_matches_the_bare_sentry(bank: StateBank) -> None:
+    bare = ingest_events(bank, _events(), namespace="paper0", sentry=Sentry.default())
+    paper = ingest_events(bank, _events(), namespace="paper1",
+                          sentry=ProposalGate(Sentry.default(), GateConfig(mode="paper")))
+    assert (bare.candidate_pairs, bare.flagged_pairs) == (paper.candidate_pairs,
+                                                          paper.flagged_pairs)
+
+
+def test_pool_is_the_speakers_neighbourhood(bank: StateBank) -> None:
+    ns = "pool"
+    bob = [{"text": f"I moved to Denver last month, day {i} of unpacking.", "speaker": "Bob",
+            "timestamp": f"2023-02-{1 + i:02d}", "event_id": f"b{i}"} for i in range(6)]
+    ingest_events(bank, [{"text": "I live in Boston.", "speaker": "Ann",
+                          "timestamp": "2023-01-01", "event_id": "a0"}, *bob],
+                  namespace=ns, use_judge=False)
+    nodes = WriteNodes(bank, candidate_k=3, use_judge=False)
+    rec = MemoryRecord(namespace=ns, content="I moved to Denver last month.", time="2023-06-01",
+                       provenance=Provenance(speaker="Ann", source_event_id="a1"))
+    out = nodes.propose({"record": rec})
+    # Bob's six Denver records are closer, but they are not Ann's state: the
+    # speaker-filtered query still brings Ann's Boston record into the pool
+    assert [c.content for c in out["candidates"]] == ["I live in Boston."]
+    assert out["flagged"] == [out["candidates"][0].id]
+    assert "gate" in out["scores"][0]

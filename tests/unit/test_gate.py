@@ -1,0 +1,187 @@
+"""The default proposal gate: hubness normalization, the per-write cap, units, modes."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import numpy as np
+import pytest
+from pydantic import ValidationError
+
+from langchain_atma.bank.gate import (
+    GateConfig,
+    GateScores,
+    ProposalGate,
+    hub_scores,
+    numbers_with_units,
+    shares_changed_quantity,
+)
+from langchain_atma.bank.sentry import Sentry
+from langchain_atma.bank.write_graph import CosineGate
+from langchain_atma.errors import SentryError
+
+DIM = 16
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    return (v / np.linalg.norm(v)).astype(np.float32)
+
+
+def _hub_pool() -> tuple[np.ndarray, np.ndarray]:
+    """A pool with a hub cluster (5 records near direction e0) and one specific record.
+
+    The new record is closer to the hub H (index 0) than to the specific record
+    (index 5) by raw cosine; H is close to the 4 other cluster members, the
+    specific record to nothing.
+    """
+    e = np.eye(DIM, dtype=np.float32)
+    hub = [_unit(e[0] + 0.25 * e[1 + i]) for i in range(5)]
+    specific = _unit(0.7 * e[8] + 0.71 * e[9])
+    other = _unit(e[10] + 0.2 * e[11])
+    pool = np.stack([*hub, specific, other])
+    new = _unit(0.75 * e[0] + 0.66 * e[8])
+    return new, pool
+
+
+def test_hub_scores_rank_the_specific_record_above_the_hub() -> None:
+    new, pool = _hub_pool()
+    t, cos, r_new, r_old = hub_scores(new, pool, gamma=1.5, neighbours=5)
+    assert int(np.argmax(cos)) in range(5)  # raw cosine prefers a hub member
+    assert cos[0] > cos[5]
+    assert int(np.argmax(t)) == 5  # the hubness-normalized score prefers the specific one
+    assert r_old[0] > 0.5 > r_old[5]
+    assert np.all(r_new == r_new[0])
+    # gamma = 0 is raw cosine
+    t0, *_ = hub_scores(new, pool, gamma=0.0)
+    np.testing.assert_allclose(t0, cos, atol=1e-6)
+
+
+def test_gate_flags_the_specific_pair_and_not_the_hub() -> None:
+    new, pool = _hub_pool()
+    hub_gate = ProposalGate(CosineGate(), GateConfig(tau=-0.1, max_flags=1))
+    s = hub_gate.score(new, pool)
+    assert isinstance(s, GateScores)
+    assert s.flagged.tolist() == [False] * 5 + [True, False]
+    # a plain cosine threshold that admits the specific record also admits all hubs
+    assert (s.similarity >= s.similarity[5]).sum() >= 6
+
+
+def test_cap_keeps_the_highest_scores() -> None:
+    rng = np.random.default_rng(0)
+    new = _unit(rng.normal(size=DIM))
+    pool = np.stack([_unit(new + 0.05 * k * rng.normal(size=DIM)) for k in range(1, 7)])
+    loose = GateConfig(tau=-2.0, max_flags=None)
+    capped = GateConfig(tau=-2.0, max_flags=2)
+    all_flags = ProposalGate(CosineGate(), loose).score(new, pool)
+    two = ProposalGate(CosineGate(), capped).score(new, pool)
+    assert all_flags.flagged.all()
+    assert int(two.flagged.sum()) == 2
+    top2 = set(np.argsort(-two.t)[:2].tolist())
+    assert set(np.flatnonzero(two.flagged).tolist()) == top2
+    np.testing.assert_array_equal(all_flags.t, two.t)  # the cap changes flags, not scores
+
+
+def test_scores_are_deterministic_and_follow_the_candidates() -> None:
+    rng = np.random.default_rng(1)
+    new = _unit(rng.normal(size=384))
+    pool = np.stack([_unit(new + rng.normal(size=384)) for _ in range(9)])
+    gate = ProposalGate(Sentry.default(), GateConfig(tau=-0.5))
+    s1, s2 = gate.score(new, pool), gate.score(new, pool)
+    for name in ("a", "b", "d", "t", "r_old", "flagged"):
+        np.testing.assert_array_equal(getattr(s1, name), getattr(s2, name))
+    perm = rng.permutation(9)
+    s3 = gate.score(new, pool[perm])
+    np.testing.assert_allclose(s3.t, s1.t[perm], atol=1e-6)
+    np.testing.assert_array_equal(s3.flagged, s1.flagged[perm])
+
+
+def test_paper_mode_uses_the_sentry_rule() -> None:
+    rng = np.random.default_rng(2)
+    new = _unit(rng.normal(size=384))
+    pool = np.stack([_unit(new + 0.6 * rng.normal(size=384)) for _ in range(12)])
+    sentry = Sentry.default()
+    paper = ProposalGate(sentry, GateConfig(mode="paper")).score(new, pool)
+    bare = sentry.score(new, pool)
+    np.testing.assert_array_equal(paper.flagged, bare.flagged)
+    np.testing.assert_array_equal(paper.a, bare.a)
+
+
+def test_small_pools_still_flag_a_close_record() -> None:
+    # one record in the bank: nothing to normalize against, a close pair is flagged
+    new = _unit(np.arange(1, DIM + 1, dtype=np.float32))
+    old = _unit(new + 0.1)
+    far = _unit(-new + 0.05)
+    gate = ProposalGate(CosineGate(), GateConfig())
+    assert gate.score(new, old[None, :]).flagged.tolist() == [True]
+    assert gate.score(new, far[None, :]).flagged.tolist() == [False]
+    assert len(gate.score(new, np.zeros((0, DIM), np.float32))) == 0
+
+
+def test_numbers_with_shared_units() -> None:
+    rent_old = numbers_with_units("I pay $1,900 a month for my place.")
+    rent_new = numbers_with_units("After the renewal I'm paying $2,050 a month.")
+    assert rent_old[0] == {"1900"} and "month" in rent_old[1]
+    assert shares_changed_quantity(rent_new, rent_old)
+    same = numbers_with_units("Still $1,900 a month, thankfully.")
+    assert not shares_changed_quantity(same, rent_old)  # same number: no change
+    dogs = numbers_with_units("I have 2 dogs.")
+    run = numbers_with_units("I ran 5 km today.")
+    assert not shares_changed_quantity(dogs, run)  # no shared word
+    assert not shares_changed_quantity(numbers_with_units("no numbers here"), rent_old)
+
+
+def test_unit_bonus_lifts_a_changed_quantity() -> None:
+    new, pool = _hub_pool()
+    texts = ["ok"] * 6 + ["My commute is 35 minutes."]
+    plain = ProposalGate(CosineGate(), GateConfig(unit_bonus=0.0))
+    bonus = ProposalGate(CosineGate(), GateConfig(unit_bonus=0.1))
+    kw = {"new_text": "My commute is 90 minutes now.", "cand_texts": texts}
+    s0, s1 = plain.score(new, pool, **kw), bonus.score(new, pool, **kw)
+    assert s1.units.tolist() == [0.0] * 6 + [1.0]
+    assert s1.t[6] == pytest.approx(s0.t[6] + 0.1)
+    np.testing.assert_array_equal(s1.t[:6], s0.t[:6])
+    with pytest.raises(SentryError, match="candidate texts"):
+        bonus.score(new, pool, new_text="x", cand_texts=["a"])
+
+
+def test_min_gap_blocks_recent_candidates_only_when_set() -> None:
+    new, pool = _hub_pool()
+    now = datetime(2024, 1, 2, 12, 0)
+    times = [now - timedelta(days=30)] * 5 + [now - timedelta(minutes=5), now - timedelta(days=1)]
+    kw = {"new_time": now, "cand_times": times}
+    off = ProposalGate(CosineGate(), GateConfig(tau=-0.1)).score(new, pool, **kw)
+    on = ProposalGate(CosineGate(), GateConfig(tau=-0.1, min_gap_s=3600)).score(new, pool, **kw)
+    assert off.flagged[5] and not on.flagged[5]
+    assert on.t[5] == -np.inf
+
+
+def test_config_is_validated() -> None:
+    with pytest.raises(ValidationError):
+        GateConfig(mode="loose")  # type: ignore[arg-type]
+    with pytest.raises(ValidationError):
+        GateConfig(neighbours=0)
+    with pytest.raises(ValidationError):
+        GateConfig(max_flags=0)
+    with pytest.raises(ValidationError):
+        GateConfig(taux=0.1)  # type: ignore[call-arg]
+    with pytest.raises(SentryError):
+        ProposalGate(object())  # type: ignore[arg-type]
+
+
+def test_real_text_hub_is_not_flagged(minilm) -> None:  # noqa: ANN001 - session fixture
+    pool = [
+        "Thanks so much, that means a lot to me!",
+        "Aw, thank you! You're the best.",
+        "Thank you, I really appreciate it!",
+        "Thanks! That's so sweet of you.",
+        "Haha thanks, you always make me smile!",
+        "I live in Boston with my sister.",
+        "The weather has been lovely this week.",
+    ]
+    new = "Thanks! Big news: I moved to Denver last month."
+    vecs = np.asarray(minilm.encode([*pool, new]), dtype=np.float32)
+    s = ProposalGate(Sentry.default()).score(vecs[-1], vecs[:-1], new_text=new, cand_texts=pool)
+    boston = 5
+    assert s.similarity[boston] < max(s.similarity[:5])  # raw cosine prefers a "thanks" hub
+    assert int(np.argmax(s.t)) == boston
+    assert s.flagged.tolist() == [i == boston for i in range(len(pool))]

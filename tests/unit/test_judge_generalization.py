@@ -1,0 +1,171 @@
+"""Offline judge on independently phrased updates (issue #3).
+
+Each case is a pair of first-person statements written in styles the project's
+own LTP generator does not use (casual chat, dropped subjects, shouting, names
+in apposition, the change stated in a second sentence). The judge runs without
+an encoder, as in the rest of the unit tests; ``similarity`` is passed where a
+rule reads it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from langchain_atma.bank.judge import JudgeInput, OfflineJudge, Verdict
+from langchain_atma.records import MemoryRecord, Provenance
+
+JUDGE = OfflineJudge()
+
+
+def _judge(old: str, new: str, **kw: Any) -> Verdict:
+    def rec(text: str, t: int) -> MemoryRecord:
+        return MemoryRecord(namespace="u", content=text, time=t,
+                            provenance=Provenance(speaker="Ann"))
+
+    return JUDGE.judge(JudgeInput(old=rec(old, 1000), new=rec(new, 2000), **kw))
+
+
+# (old, new, extra JudgeInput fields, expected action, expected slot or None)
+SUPERSEDES: list[tuple[str, str, dict[str, Any], str | None]] = [
+    # an occupation replaced: "first week as" starts the new state (demo: nurse -> teacher)
+    ("ugh another double at the hospital. being a nurse is slowly killing me haha",
+     "SURVIVED my first week as a teacher. third graders are feral", {}, "job"),
+    # a named home replaced ("life in Raleigh since the move" after "summer in Sacramento")
+    ("Oh, summer in Sacramento is just gorgeous, I never get tired of it.",
+     "Still getting used to life in Raleigh since the move, but it already feels like home.",
+     {}, "location"),
+    # a named employer replaced
+    ("Oh, I've been at Silverline Airlines for about two years and it still feels right.",
+     "So I work for Ironbridge Construction now, and the people there are lovely.", {}, "job"),
+    # the ending sits in the second sentence, next to the old record's name
+    ("Jordan and I hit the gym together three times a week.",
+     "So, no more sessions with Jordan. Priya joined me at the gym instead.", {}, None),
+    # a name in apposition ("Rafael, my roommate,") is not a vocative
+    ("Anyway, Rafael, my roommate, keeps putting plants on every windowsill we have.",
+     "Random update: Rafael moved out last month, and Diego took the spare room.", {}, None),
+    # "living with Tessa" hands nothing over; "we split the chores" ends nothing
+    ("Living with Tessa is easy. We split the chores and never argue.",
+     "I don't share the apartment with Tessa anymore, Sofia lives with me now.", {}, None),
+    # "Quentin would never let me" is someone else's habit, not the speaker's plan
+    ("Ha, couldn't skip a workout today, Quentin would never let me hear the end of it.",
+     "So, I don't work out with Quentin anymore. Tessa is my gym partner now.", {}, None),
+    # "dropped the class" ends a course (education family)
+    ("my spanish class is tuesdays, the profe is so strict lol",
+     "dropped the tuesday class, doing japanese instead", {}, "education"),
+]
+
+VALUES: list[tuple[str, str, dict[str, Any], float, float]] = [
+    # two measurements of the same kind; "did 36 laps" has no subject, it is no question
+    ("swam 20 laps today and that's my absolute limit, my arms are noodles",
+     "did 36 laps this morning!! the lifeguard gave me a little nod",
+     {"similarity": 0.5}, 20, 36),
+    # "11k steps" counts thousands; "4,000" loses its separator
+    ("my watch says i average 4,000 steps a day which is honestly embarrassing",
+     "averaging 11k steps since i started walking at lunch", {}, 4000, 11000),
+    # "thirty-one" is one number; the measured thing sits past function words
+    ("i own 14 plants and my sister says that's too many",
+     "the plant count is at thirty-one. i have a problem.", {}, 14, 31),
+    # the number stands alone in its sentence: the whole record says what it measures
+    ("stepped on the scale this morning. 212. ok time to actually do something",
+     "the scale said 188 today and my jeans keep falling down", {"similarity": 0.55},
+     212, 188),
+]
+
+COEXISTS: list[tuple[str, str, dict[str, Any]]] = [
+    # a standing habit and a new one, no family word on either side
+    ("Anyway, I start every morning with oatmeal.",
+     "Recently I've been starting my mornings with pancakes.", {}),
+    # "can't stand ... either" is a taste, not a negated statement
+    ("Fun fact: I've hated raisins since I was a kid.",
+     "Random update: Recently I've realized I really can't stand okra either.", {}),
+    # a wish stated as a current taste may coexist, never replace
+    ("Random update: If I could travel anywhere, it'd be Vietnam.",
+     "I still want to see Vietnam, but lately I've been planning a trip to Portugal.", {}),
+    # "i'm hooked" after trying something new
+    ("yoga at 6am every day, it's the only thing keeping me sane",
+     "tried bouldering with Priya on thursday and i'm hooked, my forearms are toast", {}),
+]
+
+KEEPS: list[tuple[str, str, dict[str, Any]]] = [
+    # R14: unrelated topics are never linked (demo: sushi vs. the mountains)
+    ("Yes! I absolutely love sushi, I could eat it every day.",
+     "We finally made the move, Denver is home now and I love the mountains.",
+     {"similarity": 0.04}),
+    # a job word that states no job ("fired up my passion") is not replaced
+    ("I just talked to someone. It really fired up my passion to make education better.",
+     "SURVIVED my first week as a teacher. third graders are feral", {}),
+    # a workplace "at St. Mary's" is not a home replaced by "Boston"
+    ("I work as a nurse at St. Mary's hospital, night shifts again.",
+     "I love it. I live in Boston now, in a small flat near the river.", {}),
+    # a trip is not a move
+    ("Thanks! We explored the coast up in the Pacific Northwest and hit some parks.",
+     "I'm planning a trip to the East Coast.", {}),
+    # an ending that names someone else ends nothing here
+    ("Hey John! Great to meet you. Been discussing collaborations for a new project.",
+     "Oh, I no longer meet with Mira. My new mentor is Naomi.", {}),
+    # a pet handed over must be the old record's pet
+    ("Hey John! Look how cute it is. My dog came to me today while I was playing.",
+     "By the way, the guinea pig found a new home with my cousin.", {}),
+    # two amounts of money a month about different things (no encoder to compare them)
+    ("By the way, paying $55 a month for my phone plan.",
+     "Random update: My monthly savings are $600 now.", {"similarity": 0.5}),
+    # a capitalized sentence opener ("Check this out") is not a new place
+    ("Sounds like an amazing plan! I can't wait for your trip to Boston.",
+     "That's so cool! Check this out, I took this picture last month.", {}),
+]
+
+
+def test_compound_number_and_background_number_are_no_values() -> None:
+    """"six-string" names a guitar; "since I was 12" is a time reference."""
+    v = _judge("been playing guitar since i was 12, it's basically my therapy",
+               "honestly the ukulele is all i play lately lol, the poor six-string is "
+               "neglected")
+    assert v.action in ("coexist", "keep_both"), v.reason  # gold: a scope update
+
+
+@pytest.mark.parametrize(("old", "new", "kw", "slot"), SUPERSEDES)
+def test_state_replaced(old: str, new: str, kw: dict[str, Any], slot: str | None) -> None:
+    v = _judge(old, new, **kw)
+    assert v.action == "supersede", v.reason
+    assert v.conflict_type in ("temporal", "negation"), v.reason
+    if slot is not None:
+        assert v.slot == slot, v.reason
+
+
+@pytest.mark.parametrize(("old", "new", "kw", "before", "after"), VALUES)
+def test_value_changed(old: str, new: str, kw: dict[str, Any], before: float,
+                       after: float) -> None:
+    v = _judge(old, new, **kw)
+    assert (v.action, v.conflict_type) == ("supersede", "value"), v.reason
+    assert f"{before:g} -> {after:g}" in v.reason
+
+
+@pytest.mark.parametrize(("old", "new", "kw"), COEXISTS)
+def test_taste_coexists(old: str, new: str, kw: dict[str, Any]) -> None:
+    v = _judge(old, new, **kw)
+    assert v.action in ("coexist", "scoped_exception"), v.reason
+    assert v.conflict_type == "scope"
+
+
+@pytest.mark.parametrize(("old", "new", "kw"), KEEPS)
+def test_no_state_change(old: str, new: str, kw: dict[str, Any]) -> None:
+    v = _judge(old, new, **kw)
+    assert v.action == "keep_both", (v.action, v.reason)
+
+
+def test_scoped_preference_from_the_demo() -> None:
+    """The demo's sushi update: the old taste still holds, only on Fridays."""
+    v = _judge("Yes! I absolutely love sushi, I could eat it every day.",
+               "I still love sushi, but these days only on Fridays as a treat.",
+               similarity=0.78)
+    assert (v.action, v.slot) == ("scoped_exception", "likes"), v.reason
+
+
+def test_link_floor_needs_a_similarity() -> None:
+    """Without a known cosine the floor (R14) does not apply."""
+    old, new = ("Yes! I absolutely love sushi, I could eat it every day.",
+                "I still love sushi, but these days only on Fridays as a treat.")
+    assert _judge(old, new).action == "scoped_exception"
+    assert _judge(old, new, similarity=0.1).action == "keep_both"

@@ -132,6 +132,11 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--out", required=True)
     b.add_argument("--profiles", help="comma-separated profile ids or a count")
     b.add_argument("--k", type=int, default=5)
+    b = bsub.add_parser("gate", help="proposal-gate recall vs flags per write on an LTP file")
+    b.add_argument("file")
+    b.add_argument("--out", required=True)
+    b.add_argument("--profiles", help="comma-separated profile ids or a count")
+    b.add_argument("--candidate-k", type=int, default=16)
     b = bsub.add_parser("perf", help="write/read path speed and memory")
     b.add_argument("--out", required=True)
     b.add_argument("--sizes", default="1000,10000,100000")
@@ -273,6 +278,10 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         from langchain_atma.benchmarks.seed_bench import main as seeds_main
 
         return seeds_main(args)
+    if args.bench_command == "gate":
+        from langchain_atma.benchmarks.gate_bench import main as gate_main
+
+        return gate_main(args)
     from langchain_atma.benchmarks.perf import main as perf_main
 
     return perf_main(args)

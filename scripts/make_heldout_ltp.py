@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Build a held-out LTP-format benchmark file from LoCoMo conversations and unit specs.
 
-The unit specs (``benchmarks_heldout/units_*.json``) are hand-written cue sets whose
+The unit specs (``benchmarks/heldout/units_*.json``) are hand-written cue sets whose
 phrasing is independent of the project's own LTP generator; this script only
 weaves them into LoCoMo conversations and writes the result in the LTP format
 (see FORMAT.md): one profile per conversation, bound to one speaker (the
@@ -23,7 +23,7 @@ first name; ``{F}`` in cue texts becomes the other speaker's first name.
 
 Usage:
     python scripts/make_heldout_ltp.py --locomo ../shared/data/locomo/locomo10.json \
-        --units benchmarks_heldout/units_dev.json --out /tmp/heldout_dev.json \
+        --units benchmarks/heldout/units_dev.json --out /tmp/heldout_dev.json \
         [--profiles 3] [--units-per-profile 20] [--seed 0] [--name NAME]
 
 Only the standard library is used.

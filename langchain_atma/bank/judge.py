@@ -17,10 +17,12 @@ Two judges ship:
   retry on malformed output, a timeout, and a documented fallback (the
   offline judge, or ``keep_both``).
 
-Offline rules, in order (first match wins; details and rationale in
-``docs/JUDGE.md``). Every rule reads the *statement* sentences of each record
-(questions, greetings, reactions and parenthetical asides such as photo
-captions are dropped) and, for long turns, the best matching sentence pair:
+Offline rules, in order (first match wins; details, rationale and measured
+accuracy in ``docs/JUDGE.md``). Every rule reads the *statement* sentences of
+each record (questions, greetings, reactions and parenthetical asides such as
+photo captions are dropped; a "?" after a first-person declarative, "i'm an
+alto?? who knew", is surprise, not a question) and, for long turns, the best
+matching sentence pair:
 
 1. **time order**: a new record that is not later than the old one never
    replaces it -> ``keep_both``.
@@ -30,7 +32,10 @@ captions are dropped) and, for long turns, the best matching sentence pair:
    and numbers (cosine >= 0.9 when known) -> ``noop``.
 4. **not a current fact**: no statement at all (questions, reactions), a change
    whose subject is someone else ("my sister moved"), or a plan / wish /
-   hypothesis ("thinking about", "might", "would love") -> ``keep_both``.
+   hypothesis ("thinking about", "might", "would love"; a negated modal,
+   "couldn't skip", "would never let me", is a fact) -> ``keep_both``; a wish
+   stated as a current taste ("these days I'd do anything to avoid ironing")
+   goes to rule 12 and may only coexist.
 5. **outcome of a change in progress**: the old record has status
    ``transition`` (not yet completed) and the new one states a value it named
    -> ``supersede`` (the bank links it ``evolves_from``).
@@ -38,26 +43,52 @@ captions are dropped) and, for long turns, the best matching sentence pair:
    leaving", "winding down") or an announced change ("about to change", "from
    X to Y next month") that names the old state -> ``transition``; other
    future statements -> ``keep_both``.
-7. **value**: both records give a number for the same quantity (a shared word
-   near both numbers such as "rent" or "steps", or age), the numbers differ
-   -> ``supersede`` (value).
+7. **value**: both records give a number for the same quantity -> ``supersede``
+   (value). Same quantity: a shared word near both numbers ("rent", "steps"),
+   age, or, in topically close records, the same unit ("laps"); a shared time
+   unit or two amounts of money only when the words around the numbers mean
+   the same thing (encoder; "my place" ~ "rent", not "phone bill" ~
+   "savings"). Other numeric sentences and the whole record are tried when the
+   focus pair has none ("Stepped on the scale. 212."). "11k" and "10 grand"
+   count thousands; "a 5K", "six-string" and numbers in background clauses
+   ("since I was 12") are no values; a one-off measurement replaces an
+   earlier one-off measurement of the same kind.
 8. **negation**: the new record ends the old state (no longer, not ...
-   anymore, gave away, broke up, quit, sold, passed away, moved out, lives
-   with someone else now...) and the pair shares an entity or a slot family
-   -> ``supersede`` (negation); a weak ending ("anymore") with a scope
-   qualifier -> ``scoped_exception``; "still", or a negated ending ("I won't
-   quit"), ends nothing.
-9. **slot family** required from here: both records must talk about the same
-   family (job, location, relationship, pets, hobbies, likes, age), from the
-   lexical fields in :data:`JUDGE_LEXICON`.
-10. **scope**: a qualifier (only, except, unless, as long as, on weekends,
+   anymore, gave away, broke up, quit, cancelled, dropped, passed away, moved
+   out, lives with someone else now...), in the focus sentence or in another
+   sentence that names the old record's entity ("No more sessions with
+   Jordan."), tied by a shared entity or the same slot family -> ``supersede``
+   (negation); an ending that names someone the old record does not, or (in
+   families with several values) does not name the old value, ends nothing; a
+   weak ending with a scope qualifier -> ``scoped_exception``; "still", a
+   negated or a hypothetical ending ("I won't quit", "anyone would quit") ends
+   nothing.
+9. **replaced entity**: a name the old record ties to a single-valued role (a
+   job, home, partner or school: a family word, or a fitting preposition, "in
+   Sacramento", "at Orchid Hotels") is gone from the new record, and a new
+   sentence with change wording names another one in the same role ("life in
+   Raleigh since the move", "I work for Redwood Insurance now") ->
+   ``supersede``.
+10. **slot family** required from here: both records must talk about the same
+    family (job, location, relationship, pets, hobbies, likes, age,
+    education), from the lexical fields in :data:`JUDGE_LEXICON`, topical
+    closeness, the encoder's prototypes, or a standing taste / habit followed
+    by a new one ("I start every morning with oatmeal" -> "recently I've been
+    starting my mornings with pancakes": likes).
+11. **scope**: a qualifier (only, except, unless, as long as, on weekends,
     but only...) while the old value is named again -> ``scoped_exception``.
-11. **multi-valued family** (hobbies, likes, pets): "still X" plus a new value
+12. **multi-valued family** (hobbies, likes, pets): "still X" plus a new value
     -> ``scoped_exception``; a new value with change or addition wording
-    ("these days", "also", "started") -> ``coexist``.
-12. **temporal change** of a replacing family (job, location, age): change
-    wording next to a slot word and a clearly different value -> ``supersede``.
-13. otherwise ``keep_both``.
+    ("these days", "also", "started", "hooked") -> ``coexist`` (never for an
+    ending; closeness alone needs an old taste or habit).
+13. **temporal change** of a replacing family (job, location, age): change
+    wording next to a slot word and a clearly different value, both sentences
+    stating the speaker's own job / home ("I work as", "a nurse", "my place",
+    "living in"; not "a career fair", not "helping her find a new place")
+    -> ``supersede``.
+14. otherwise ``keep_both``.
+15. **link floor**: a ``coexist`` / ``scoped_exception`` verdict for two
+    records whose cosine is known and below 0.15 becomes ``keep_both``.
 
 Example:
     >>> from langchain_atma.bank.judge import JudgeInput, OfflineJudge
@@ -314,13 +345,11 @@ JUDGE_LEXICON: dict[str, Any] = {
     ),
     # --- sentence types that never state a current fact ---------------------------
     "irrealis": (
-        "thinking about", "think about", "considering",
-        "i|we|it|you|they|he|she|that|this|there may", "maybe",
-        # a modal is a plan or hypothesis when its subject is the speaker, the listener
-        # or a placeholder ("I could", "it would be"); "Quentin would never let me" is
-        # a habit of someone else, not an irrealis statement about the speaker's state
-        "i|we|it|you|that|this|there|which could|would|should|might",
-        "could|would|should|might be|have", "want to", "wanna", "wish", "hope to", "hoping to",
+        "thinking about", "think about", "considering", "might",
+        "i|we|it|you|they|he|she|that|this|there may", "maybe", "let s|us",
+        # modals; a negated one ("couldn't skip", "would never let me") states a habit
+        # or a fact, not a hypothesis, and is masked before matching
+        "could", "would", "should", "want to", "wanna", "wish", "hope to", "hoping to",
         "plan to", "planning to", "plan on", "planning on", "dream of", "dreaming of",
         "daydream*", "someday", "one day", "if", "whether", "would love",
         "looking into", "looking to",
@@ -609,8 +638,12 @@ with / belongs to someone else), ``change_strong`` / ``change_weak`` (the
 state changed; weak words need a clearly new value), ``background`` (an old
 change used as a time reference, masked), ``process`` (a change in progress),
 ``scope`` (a qualifier), ``still`` (the old state is re-affirmed),
-``preference``, ``additive`` ("another", "also"), ``episodic`` (a one-off
-event, not a state), ``families`` (slot vocabularies), ``measure_generic``
+``preference`` (tastes, including idioms such as "can't stand", "never say no
+to"), ``habitual`` (a habit: "every morning", "always", "again"), ``additive``
+("another", "also", "either"), ``episodic`` (a one-off event, not a state),
+``families`` (slot vocabularies), ``job_state`` / ``location_state`` (what
+states the speaker's own job or home; part of those families and required on
+both sides by the temporal rule), ``measure_generic``
 (words such as "total" or "budget" that never tell WHICH quantity a number
 measures), ``filler`` (words that never carry a value), ``prototypes``
 (generic descriptions of each family; with an encoder, a record with no family
@@ -700,6 +733,9 @@ _ADDRESSEE = frozenset("you u ya ye we i he she they it there that this your any
                        "someone somebody people everyone".split())
 
 
+_MODALS = frozenset({"would", "could", "might", "should", "may", "will", "gonna", "wanna"})
+_THIRD_PERSON = frozenset({"he", "she", "they", "him", "her", "his", "their", "them"})
+_NEGATED_MODAL = re.compile(r"\b(?:could|would|should) (?:not|never)\b")
 _COMPOUND_NUMBER = re.compile(
     r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|thirty|forty|"
     r"fifty|hundred)-(?!(?:one|two|three|four|five|six|seven|eight|nine)\b)([a-z])")
@@ -1156,6 +1192,8 @@ def _analyze(text: str, lex: _Compiled) -> _Features:
         start = masked.count(" ", 0, em.start())
         if {"not", "never"} & set(tokens[max(0, start - 2): start]):
             continue
+        if _MODALS & set(tokens[max(0, start - 3): start]):
+            continue  # "anyone else would quit", "I might quit": a hypothetical ending
         ending_spans.append(_Span(start, start + em.group(0).count(" ")))
         ending_strong.append(em.group(0))
     handover = False
@@ -1207,7 +1245,7 @@ def _analyze(text: str, lex: _Compiled) -> _Features:
         self_ref=self_ref,
         self_subject=self_subject,
         other_subject=other_subject,
-        irrealis=bool(pat["irrealis"].search(norm)),
+        irrealis=bool(pat["irrealis"].search(_NEGATED_MODAL.sub(" ", norm))),
         future=bool(pat["future"].search(norm)),
         ending_strong=ending_strong,
         ending_weak=bool(pat["ending_weak"].search(norm)),
@@ -1306,6 +1344,22 @@ def _same_quantity(
     if qo.money and qn.money:
         return frozenset({"money"})  # "$45 an hour" ~ "$70 an hour", "68k" ~ "81k"
     return None
+
+
+def _measure_label(what: frozenset[str], qn: _Quantity) -> str:
+    """A slot label for a quantity.
+
+    A specific shared word, else the new record's first word that is neither a
+    time unit nor "money" ("rent", "savings").
+    """
+    specific = sorted(w for w in what if w != "money" and w not in _CANON_TIME)
+    if specific:
+        return specific[0]
+    for w in qn.words:
+        c = _canon(_stem(w))
+        if c not in _CANON_TIME and len(w) > 2:
+            return c
+    return sorted(what)[0]
 
 
 def _canon(word: str) -> str:
@@ -1619,7 +1673,7 @@ class OfflineJudge(BaseJudge):
     def judge(self, inp: JudgeInput) -> Verdict:
         """Apply the documented rules (first match wins) to one pair."""
         verdict = self._judge(inp)
-        # R14 unrelated topics are never linked as coexisting (cosine below the floor)
+        # R15 link floor: unrelated topics are never linked as coexisting
         if verdict.action in ("coexist", "scoped_exception") and inp.similarity is not None \
                 and inp.similarity < _LINK_MIN_SIMILARITY:
             return keep_both_verdict(
@@ -1690,8 +1744,9 @@ class OfflineJudge(BaseJudge):
                 {_root(w) for w in fn.from_to[0].split() if len(w) >= 4}
                 & {_root(w) for w in fo.content if len(w) >= 4}
                 or {w for w in fn.from_to[0].split()} & {f"{q.value:g}" for q in fo.numbers})
-            names_old = same_value and (fam is not None or bool(fn.numbers)
-                                        or self._near_entity(fn, fo.proper & fn.proper))
+            names_old = same_value and (
+                (fam is not None and not pv.from_prototypes) or bool(fn.numbers)
+                or self._near_entity(fn, fo.proper & fn.proper))
             if from_old or names_old:
                 frm, to = fn.from_to if fn.from_to else (None, None)
                 ctype: ConflictType = "value" if fam is None and fn.numbers else "temporal"
@@ -1762,21 +1817,23 @@ class OfflineJudge(BaseJudge):
             return keep_both_verdict("no shared state slot")
         if fo.ends:
             return keep_both_verdict("the old record already states an ended state", slot=fam)
-        # R9 scope: a qualifier while the old value is re-affirmed
+        # R11 scope: a qualifier while the old value is re-affirmed
         if fn.scope and not fo.scope and same_value and not fn.episodic:
             return self._verdict(inp, pv, "scoped_exception", "scope",
                                  f"the new record qualifies the old {fam} fact", 0.55)
         new_value = bool(pv.new_only or pv.new_proper or pv.slot_word_change)
-        # R10 multi-valued family: a new value besides the old one -> both stay true
+        # R12 multi-valued family: a new value besides the old one -> both stay true
         if fam in MULTI_VALUED_FAMILIES or (fam not in _REPLACING_FAMILIES and still):
             return self._multi_valued(inp, pv, fo, fn, still, same_value)
-        # R11 temporal change of a replacing family (job, location, age)
+        # R13 temporal change of a replacing family (job, location, age)
         slot_spans = fn.families.get(fam, [])
         strong = _near(fn.change_strong, slot_spans, _CHANGE_WINDOW)
         weak = _near(fn.change_weak, slot_spans, _CHANGE_WINDOW)
         clear_value = bool(pv.new_proper) or pv.slot_word_change
         if fam in _REPLACING_FAMILIES and not fn.additive and not fn.episodic \
-                and not fn.ends and not fn.negated and (
+                and not fn.ends and not fn.negated and not fo.episodic \
+                and (fn.self_ref or not _THIRD_PERSON & set(fn.tokens)) \
+                and not self._someone_elses(fn, slot_spans) and (
             (strong and new_value) or (weak and clear_value)
         ) and (pv.old_only or pv.slot_word_change or fo.proper) and (fo.self_ref or fo.proper) \
                 and not (
@@ -1836,7 +1893,7 @@ class OfflineJudge(BaseJudge):
 
     def _multi_valued(self, inp: JudgeInput, pv: _PairView, fo: _Features, fn: _Features,
                       still: bool, same_value: bool) -> Verdict:
-        """R10: a family with several values at once (hobbies, likes, pets).
+        """R12: a family with several values at once (hobbies, likes, pets).
 
         A coexist link needs the same family on both sides (slot words, a shared
         value or the encoder's family prototypes); topical closeness alone only
@@ -1856,6 +1913,15 @@ class OfflineJudge(BaseJudge):
             return self._verdict(inp, pv, "coexist", "scope",
                                  f"{fam} can hold several values at once", 0.5)
         return keep_both_verdict(f"no change of {fam} stated", slot=fam)
+
+    @staticmethod
+    def _someone_elses(f: _Features, slot_spans: list[_Span]) -> bool:
+        """Whether a third person stands right before the slot.
+
+        "helping her find a new place": the changed job or home is someone else's.
+        """
+        third = [_Span(i, i) for i, t in enumerate(f.tokens) if t in _THIRD_PERSON]
+        return any(0 <= s.start - t.end <= 3 for t in third for s in slot_spans)
 
     def _states_other_slot(self, fam: str, f: _Features) -> bool:
         """Whether the sentence states the speaker's job while ``fam`` is the home.
@@ -1929,7 +1995,7 @@ class OfflineJudge(BaseJudge):
                 if any(q.value == qn.value for q in fo.numbers
                        if _same_quantity(q, qn, True, lambda _a, _b: True) is not None):
                     break  # the old record already states this value
-                label = "age" if "age" in what else "quantity." + sorted(what)[0]
+                label = "age" if "age" in what else "quantity." + _measure_label(what, qn)
                 family = pv.family if pv.family and pv.family != "likes" else None
                 view = dataclasses.replace(pv, family=family or label)
                 return self._verdict(inp, view, "supersede", "value",

@@ -51,7 +51,13 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from langchain_atma.bank import StateBank
-from langchain_atma.benchmarks.ltp_format import LtpFile, LtpProfile, load_ltp, replay_stream
+from langchain_atma.benchmarks.ltp_format import (
+    LtpFile,
+    LtpProfile,
+    load_ltp,
+    replay_stream,
+    select_profiles,
+)
 from langchain_atma.benchmarks.scoring import ltp_answer_correct
 from langchain_atma.errors import ConfigError
 from langchain_atma.qa.answerer import OfflineAnswerer
@@ -292,7 +298,7 @@ def run_ltp_bench(
         raise ConfigError(f"unknown method(s) {unknown}; choose from {', '.join(METHODS)}")
     if k < 1:
         raise ConfigError("k must be >= 1")
-    selected = _select_profiles(ltp, profiles)
+    selected = select_profiles(ltp, profiles)
     if embeddings is None:
         from langchain_atma.embeddings import default_embeddings
 
@@ -370,21 +376,6 @@ def run_ltp_bench(
             "seconds": round(time.perf_counter() - started, 1),
         },
     }
-
-
-def _select_profiles(ltp: LtpFile, profiles: Sequence[str] | int | None) -> list[LtpProfile]:
-    if profiles is None:
-        return list(ltp.profiles)
-    if isinstance(profiles, int):
-        if profiles < 1:
-            raise ConfigError("--profiles must be >= 1")
-        return list(ltp.profiles[:profiles])
-    wanted = list(profiles)
-    by_id = {p.profile_id: p for p in ltp.profiles}
-    missing = [p for p in wanted if p not in by_id]
-    if missing:
-        raise ConfigError(f"profile(s) not in the file: {missing}")
-    return [by_id[p] for p in wanted]
 
 
 def _progress(items: list[LtpProfile], enabled: bool) -> Any:

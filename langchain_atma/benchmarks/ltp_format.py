@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 from enum import Enum
 from pathlib import Path
@@ -41,7 +41,7 @@ from pydantic import (
 )
 
 from langchain_atma.benchmarks.locomo import answer_tokens
-from langchain_atma.errors import BenchmarkFormatError, InvalidTimestampError
+from langchain_atma.errors import BenchmarkFormatError, ConfigError, InvalidTimestampError
 from langchain_atma.records import parse_time
 
 __all__ = [
@@ -58,6 +58,7 @@ __all__ = [
     "UpdateType",
     "dump_ltp",
     "load_ltp",
+    "select_profiles",
     "replay_stream",
     "replay_view",
     "validate_ltp",
@@ -504,3 +505,27 @@ def _validate_profile(
                 f"{where}.units[{j}]: unit {unit.unit_id} needs exactly one historical and one "
                 f"current probe, found {len(got)} ({dict((k.value, v) for k, v in views.items())})"
             )
+
+
+def select_profiles(ltp: LtpFile, profiles: Sequence[str] | int | None) -> list[LtpProfile]:
+    """The profiles a benchmark run asks for.
+
+    Args:
+        ltp: the loaded file.
+        profiles: ``None`` = all; an int = that many leading profiles; else ids.
+
+    Raises:
+        ConfigError: for a count below 1 or an id not in the file.
+    """
+    if profiles is None:
+        return list(ltp.profiles)
+    if isinstance(profiles, int):
+        if profiles < 1:
+            raise ConfigError("--profiles must be >= 1")
+        return list(ltp.profiles[:profiles])
+    wanted = list(profiles)
+    by_id = {p.profile_id: p for p in ltp.profiles}
+    missing = [p for p in wanted if p not in by_id]
+    if missing:
+        raise ConfigError(f"profile(s) not in the file: {missing}")
+    return [by_id[p] for p in wanted]

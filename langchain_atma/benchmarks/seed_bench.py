@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langchain_atma.benchmarks.ltp_format import LtpProfile, load_ltp
+from langchain_atma.benchmarks.ltp_format import LtpProfile, load_ltp, select_profiles
 from langchain_atma.retrieval.rewrite import first_person_query, name_candidates
 
 __all__ = ["SEARCH_MODES", "run_seed_bench"]
@@ -105,12 +105,7 @@ def run_seed_bench(path: str | Path, *, profiles: Sequence[str] | int | None = N
 
     t0 = time.perf_counter()
     data = load_ltp(path)
-    chosen = list(data.profiles)
-    if isinstance(profiles, int):
-        chosen = chosen[:profiles]
-    elif profiles:
-        wanted = set(profiles)
-        chosen = [p for p in chosen if p.profile_id in wanted]
+    chosen = select_profiles(data, profiles or None)
     emb = embeddings or default_embeddings()
     rows: list[dict[str, Any]] = []
     for prof in tqdm(chosen, desc="profiles", disable=not progress):

@@ -31,7 +31,7 @@ def test_three_levels_are_subpackages(module):
     "argv",
     [[], ["demo"], ["ingest"], ["ask"], ["inspect"], ["verify"], ["sentry", "train"],
      ["ltp", "build"], ["ltp", "validate"], ["bench", "ltp"], ["bench", "locomo"],
-     ["bench", "perf"]],
+     ["bench", "perf"], ["bench", "seeds"], ["bench", "gate"]],
 )
 def test_help_everywhere(argv, capsys):
     with pytest.raises(SystemExit) as exc:

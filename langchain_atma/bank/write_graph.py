@@ -782,7 +782,9 @@ class _Accumulator:
         self.rep = IngestReport(events=n)
         self.sec = {"encode": 0.0, "propose": 0.0, "judge": 0.0, "commit": 0.0}
 
-    def add(self, state: WriteState) -> None:
+    def add(self, state: WriteState, trace: list[dict[str, Any]] | None = None) -> None:
+        if trace is not None:
+            trace.extend(state.get("trace", []))
         m = state.get("metrics") or {}
         res = state.get("result")
         rep = self.rep
@@ -833,6 +835,14 @@ def _prepare(bank: StateBank, events: Iterable[MemoryEvent | dict[str, Any]],
     if isinstance(events, (str, bytes)):
         raise InvalidRecordError("events must be an iterable of events, not a string")
     return [event_to_record(e, namespace) for e in events]
+
+
+def _states(records: Sequence[MemoryRecord], vecs: Any, namespace: str,
+            progress: bool) -> Iterable[WriteState]:
+    """One fresh write state per record, in order (with the batch-encoded vector)."""
+    for i in _iter(records, progress):
+        yield {"namespace": namespace, "record": records[i], "embedding": vecs[i],
+               "trace": []}
 
 
 def _iter(records: Sequence[MemoryRecord], progress: bool) -> Iterable[int]:
@@ -895,12 +905,9 @@ def ingest_events(
                        also_flag_similarity=also_flag_similarity)
     acc = _Accumulator(len(records))
     t_enc = time.perf_counter()
-    vecs = bank.embed([r.content for r in records]) if records else None
+    vecs: Any = bank.embed([r.content for r in records]) if records else []
     acc.sec["encode"] += time.perf_counter() - t_enc
-    for i in _iter(records, progress):
-        assert vecs is not None
-        state: WriteState = {"namespace": namespace, "record": records[i],
-                             "embedding": vecs[i], "trace": []}
+    for state in _states(records, vecs, namespace, progress):
         # propose -> judge -> commit under the namespace's writer lock, so another
         # writer (thread, or process on the same Chroma server) cannot commit between
         # the read that planned this write and the write itself
@@ -911,9 +918,7 @@ def ingest_events(
                 _merge(state, nodes.judge(state))
             if route != "__end__":
                 _merge(state, nodes.commit(state))
-        acc.add(state)
-        if trace is not None:
-            trace.extend(state.get("trace", []))
+        acc.add(state, trace)
     return acc.finish(t_start)
 
 
@@ -941,20 +946,15 @@ async def aingest_events(
                        also_flag_similarity=also_flag_similarity)
     acc = _Accumulator(len(records))
     t_enc = time.perf_counter()
-    vecs = (await asyncio.to_thread(bank.embed, [r.content for r in records])
-            if records else None)
+    vecs: Any = (await asyncio.to_thread(bank.embed, [r.content for r in records])
+            if records else [])
     acc.sec["encode"] += time.perf_counter() - t_enc
-    for i in _iter(records, progress):
-        assert vecs is not None
-        state: WriteState = {"namespace": namespace, "record": records[i],
-                             "embedding": vecs[i], "trace": []}
+    for state in _states(records, vecs, namespace, progress):
         _merge(state, await nodes.apropose(state))
         route = nodes.route(state)
         if route == "judge":
             _merge(state, await nodes.ajudge(state))
         if route != "__end__":
             _merge(state, await nodes.acommit(state))
-        acc.add(state)
-        if trace is not None:
-            trace.extend(state.get("trace", []))
+        acc.add(state, trace)
     return acc.finish(t_start)

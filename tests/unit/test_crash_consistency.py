@@ -191,3 +191,65 @@ def test_stale_journal_entry_never_overwrites_newer_state(tmp_path):
     assert bank.recover() == 0
     assert bank.get("u", old.id).status is RecordStatus.ACTIVE
     assert inner.journal_pending() == []
+
+
+_INGEST = textwrap.dedent(
+    """
+    import os, sys, json
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+    from langchain_atma.bank import ChromaHost, StateBank
+    from langchain_atma.bank.write_graph import ingest_events
+
+    path, kill_at = sys.argv[1], int(sys.argv[2])
+    inner = ChromaHost.persistent(path)
+    calls = {"n": 0}
+
+    class Killer:
+        def __getattr__(self, name):
+            return getattr(inner, name)
+        def upsert(self, rows):
+            for row in rows:
+                inner.upsert([row])
+                calls["n"] += 1
+                if calls["n"] == kill_at:
+                    os._exit(17)  # killed mid-conversation (maybe mid-commit)
+
+    texts = ["I live in Boston, near the river.", "The weather is lovely this week.",
+             "I adopted a cat named Pixel.", "I work as a nurse at St. Mary's.",
+             "I moved to Denver last month, it is home now.",
+             "Sadly Pixel passed away, no pets for me now.",
+             "I quit nursing and I work as a teacher now.", "See you on Friday!"]
+    events = [{"event_id": f"e{i}", "timestamp": f"2024-0{i + 1}-01T10:00:00",
+               "speaker": "Maya", "text": t} for i, t in enumerate(texts)]
+    bank = StateBank(host=Killer(), embeddings=DeterministicFakeEmbedding(size=16))
+    ingest_events(bank, events, namespace="u", use_sentry=False)
+    by_id = {r.id: r for r in bank.records("u")}
+    ev = {r.id: r.provenance.source_event_id for r in by_id.values()}
+    state = {r.provenance.source_event_id: [r.status.value,
+             sorted(f"{lk.type.value}:{ev.get(lk.target)}" for lk in r.links)]
+             for r in by_id.values()}
+    print(json.dumps({"state": state, "problems": len(bank.verify("u"))}))
+    """
+)
+
+
+def _run_ingest(path, kill_at):
+    return subprocess.run([sys.executable, "-c", _INGEST, str(path), str(kill_at)],
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("kill_at", [3, 7])
+def test_killed_ingest_rerun_converges(tmp_path, kill_at):
+    ref = _run_ingest(tmp_path / "ref", 0)  # never killed: the reference bank
+    assert ref.returncode == 0, ref.stderr
+    expected = json.loads(ref.stdout.strip().splitlines()[-1])
+    assert expected["problems"] == 0 and len(expected["state"]) == 8
+    assert any(s == "superseded" for s, _ in expected["state"].values())  # it has history
+
+    killed = _run_ingest(tmp_path / "bank", kill_at)
+    assert killed.returncode == 17  # really died mid-conversation
+    again = _run_ingest(tmp_path / "bank", 0)  # re-run the whole ingest on the same bank
+    assert again.returncode == 0, again.stderr
+    got = json.loads(again.stdout.strip().splitlines()[-1])
+    assert got["problems"] == 0
+    assert got["state"] == expected["state"]  # same records, statuses and links

@@ -95,7 +95,7 @@ class GateConfig(BaseModel):
         "hub", description="'hub': hubness-normalized topic agreement (default); 'paper': the "
         "Sentry's own rule a > tau_top and (b < tau_log or d > tau_gap), no cap.")
     tau: float = Field(
-        -0.08, ge=-2.0, le=2.0,
+        -0.09, ge=-2.0, le=2.0,
         description="Flag a pair when its hub score t reaches this value (cosine units of "
         "the bank's encoder; calibrated on all-MiniLM-L6-v2).")
     gamma: float = Field(
@@ -104,11 +104,27 @@ class GateConfig(BaseModel):
     neighbours: int = Field(
         5, ge=1, le=64, description="Neighbours averaged for r_new and r_j.")
     max_flags: int | None = Field(
-        2, ge=1, description="At most this many flagged pairs per write (highest t first); "
+        3, ge=1, description="At most this many flagged pairs per write (highest t first); "
         "None = no cap.")
     unit_bonus: float = Field(
         0.10, ge=0.0, le=1.0,
         description="Added to t when both texts give different numbers next to a shared word.")
+    cue_bonus: float = Field(
+        0.06, ge=0.0, le=1.0,
+        description="Added to t when the new text has change, ending, addition or "
+        "continuation wording (the offline judge's lexicon: 'now', 'switched', 'no longer', "
+        "'also', 'still'): an update usually says that something changed.")
+    statements_only: bool = Field(
+        True,
+        description="Never flag a pair in which one text states no fact (only questions, "
+        "greetings or reactions); the offline judge keeps such pairs apart anyway, so "
+        "judging them only spends the budget.")
+    actionable_only: bool = Field(
+        True,
+        description="Never flag a pair whose new text has nothing the offline judge's "
+        "change rules act on (no change wording, number, qualifier or change in progress): "
+        "such a pair can only be found a duplicate. Set False with an LLM judge that reads "
+        "changes without such wording.")
     min_gap_s: float | None = Field(
         None, ge=0.0,
         description="Off by default. When set, candidates written less than this many seconds "
@@ -126,6 +142,9 @@ class GateScores(PairScores):
         r_new: hubness of the new record (the same value for every pair).
         r_old: hubness of each candidate inside the pool.
         units: 1.0 where the two texts give different numbers for a shared word.
+        cue: 1.0 where the new text has change wording (the same for every pair).
+        eligible: False where one text states no fact (never flagged with
+            ``statements_only``).
     """
 
     similarity: np.ndarray
@@ -133,6 +152,8 @@ class GateScores(PairScores):
     r_new: np.ndarray
     r_old: np.ndarray
     units: np.ndarray
+    cue: np.ndarray | None = None
+    eligible: np.ndarray | None = None
 
 
 # ---------------------------------------------------------------------- scores
@@ -321,22 +342,36 @@ class ProposalGate:
             return GateScores(a=ps.a, b=ps.b, d=ps.d, flagged=ps.flagged,
                               similarity=cos.astype(np.float32), t=ps.a.astype(np.float64),
                               r_new=r_new, r_old=r_old, units=units)
-        t = t + cfg.unit_bonus * units
+        cue = np.zeros(n, dtype=np.float64)
+        eligible = np.ones(n, dtype=bool)
+        if new_text is not None and n and (cfg.cue_bonus or cfg.statements_only
+                                           or cfg.actionable_only):
+            from langchain_atma.bank.judge import text_cues
+
+            mine_cues = text_cues(new_text)
+            cue[:] = float(mine_cues.change)
+            if cfg.statements_only or cfg.actionable_only:
+                eligible[:] = (mine_cues.statement or not cfg.statements_only) and (
+                    mine_cues.actionable or not cfg.actionable_only)
+                if cfg.statements_only and cand_texts is not None and eligible.any():
+                    eligible = np.array([text_cues(txt).statement for txt in cand_texts],
+                                        dtype=bool)
+        t = t + cfg.unit_bonus * units + cfg.cue_bonus * cue
         if cfg.min_gap_s is not None and new_time is not None and cand_times is not None:
             if len(cand_times) != n:
                 raise SentryError(f"{len(cand_times)} candidate times for {n} candidates")
             close = np.array([(new_time - ct).total_seconds() < cfg.min_gap_s
                               for ct in cand_times], dtype=bool)
             t = np.where(close, -np.inf, t)
-        flagged = t >= cfg.tau
+        flagged = (t >= cfg.tau) & eligible
         if cfg.max_flags is not None and int(flagged.sum()) > cfg.max_flags:
-            order = np.argsort(-t, kind="stable")[: cfg.max_flags]
+            order = np.argsort(-np.where(flagged, t, -np.inf), kind="stable")[: cfg.max_flags]
             keep = np.zeros(n, dtype=bool)
             keep[order] = True
             flagged &= keep
         return GateScores(a=ps.a, b=ps.b, d=ps.d, flagged=flagged,
                           similarity=cos.astype(np.float32), t=t, r_new=r_new, r_old=r_old,
-                          units=units)
+                          units=units, cue=cue, eligible=eligible)
 
     def __repr__(self) -> str:
         return f"ProposalGate(scorer={type(self.scorer).__name__}, config={self.config!r})"

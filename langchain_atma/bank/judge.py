@@ -86,7 +86,20 @@ matching sentence pair:
     stating the speaker's own job / home ("I work as", "a nurse", "my place",
     "living in"; not "a career fair", not "helping her find a new place")
     -> ``supersede``.
-14. otherwise ``keep_both``.
+14. otherwise ``keep_both``, unless rule 16 applies.
+16. **close change** (where rules 10, 12 or 13 would keep both): the proposal
+    gate's hub score says the two records are much closer than their
+    neighbourhoods (``gate_score >= -0.03``; off without a gate score) and
+    share a topic (record cosine >= 0.2 when known), the word lists do not
+    name two different slots, both
+    are first-hand current statements (no plan, question, process, someone
+    else's change; the old one not an ending), the new one names a value the
+    old one does not and has change wording -> ``supersede`` (negation) for an
+    ending or a switch ("gave up", "switched to", "instead"); ``coexist`` for
+    continuation or addition ("also", "too", "second", "still" next to the old
+    value) or a family with several values; otherwise ``supersede``
+    (temporal). The encoder knows slots the word lists do not ("billing team"
+    ~ "mobile squad", "my iPhone" ~ "a Pixel").
 15. **link floor**: a ``coexist`` / ``scoped_exception`` verdict for two
     records whose cosine is known and below 0.15 becomes ``keep_both``.
 
@@ -107,6 +120,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import dataclasses
+import functools
 import json
 import logging
 import re
@@ -141,7 +155,9 @@ __all__ = [
     "SuggestedLink",
     "Verdict",
     "VerdictSource",
+    "TextCues",
     "keep_both_verdict",
+    "text_cues",
     "validate_verdict",
     "verdict_to_decision",
 ]
@@ -238,6 +254,9 @@ class JudgeInput(BaseModel):
     similarity: float | None = Field(
         default=None, description="Cosine similarity of the two record embeddings, if known."
     )
+    gate_score: float | None = Field(
+        default=None, description="The proposal gate's hub score t of the pair (how much "
+        "closer the two records are than their neighbourhoods), if known.")
     old_precedes_new: bool | None = Field(
         default=None,
         description="Whether the old record precedes the new one in time; computed from "
@@ -598,6 +617,10 @@ JUDGE_LEXICON: dict[str, Any] = {
         "limit", "usual", "usually", "about", "around", "roughly", "approximately",
         "almost", "nearly", "exactly", "minimum", "maximum", "max", "min", "current",
         "schedule", "time", "times", "new", "stand", "stands", "sits", "come", "came",
+        # measuring verbs and frequencies say how, not what ("I pay $55 for my phone")
+        "pay", "paying", "paid", "costs", "charge", "charges", "charging", "spend",
+        "spending", "spent", "take", "takes", "taking", "took", "daily", "weekly",
+        "monthly", "nightly", "yearly", "annual", "each", "every", "per",
     ),
     # --- words that never count as a "value" (value-difference test only) ---------
     "filler": (
@@ -690,6 +713,11 @@ _PROTOTYPE_PAIR_TOPIC = 0.6
 """Sentry ``a`` that can stand in for :data:`_PROTOTYPE_PAIR_SIMILARITY`."""
 _LINK_MIN_SIMILARITY = 0.15
 """Least record cosine (when known) for a coexist / scoped-exception link."""
+_CLOSE_GATE = -0.03
+"""Least proposal-gate hub score for R16 (the pair is much closer than its neighbours)."""
+_CLOSE_MIN_COSINE = 0.2
+"""Least record cosine (when known) for R16."""
+_SWITCH_WORDS = frozenset({"switched", "switch", "instead", "replaced", "swapped", "traded"})
 _MEASURE_SIMILARITY = 0.4
 """Least cosine between the words around two numbers (e.g. "my place" and "rent")
 for a shared time unit or two amounts of money to name the same quantity."""
@@ -1068,8 +1096,9 @@ def _numbers(tokens: list[str], filler: frozenset[str], generic: frozenset[str],
             cand = tokens[j]
             if cand in _STOPWORDS or cand in filler or _NUM_TOKEN.match(cand):
                 continue
-            units.add(_stem(cand))
-            surface[j] = cand
+            if _stem(cand) not in generic:
+                units.add(_stem(cand))
+                surface[j] = cand
             break
         age = (nxt in ("years", "year", "yrs") and i + 2 < len(tokens)
                and tokens[i + 2] == "old") or (i > 0 and tokens[i - 1] in (
@@ -1079,7 +1108,8 @@ def _numbers(tokens: list[str], filler: frozenset[str], generic: frozenset[str],
         topic = set()
         for j in _content_window(tokens, i, filler):
             cand = tokens[j]
-            if _is_number(cand) or cand in _NUMBER_WORDS or len(cand) < 3:
+            if _is_number(cand) or cand in _NUMBER_WORDS or (
+                    len(cand) < 3 and not re.fullmatch(r"\d+[a-z]", cand)):  # keep "5k"
                 continue
             st = _stem(cand)
             if st in _TIME_UNITS or st in generic or st == per or cand.endswith("ed"):
@@ -1289,6 +1319,60 @@ def _sentences(text: str) -> list[str]:
     return parts or [text]
 
 
+@dataclasses.dataclass(frozen=True)
+class TextCues:
+    """What the offline judge's lexicon sees in one text (used by the proposal gate).
+
+    Attributes:
+        statement: at least one sentence states a fact (not only questions,
+            greetings or reactions); the offline judge never links a pair in
+            which one side states nothing.
+        change: change, ending, addition or continuation wording anywhere
+            ("now", "switched", "no longer", "also", "still", "my old ...").
+        actionable: something the offline judge's change rules can act on:
+            change wording, a number, a qualifier ("only", "on weekends") or a
+            change in progress. Without it the offline judge can only find a
+            duplicate.
+    """
+
+    statement: bool
+    change: bool
+    actionable: bool = True
+
+
+@functools.lru_cache(maxsize=1)
+def _default_lexicon() -> _Compiled:
+    return _compile(JUDGE_LEXICON)
+
+
+@functools.lru_cache(maxsize=8192)
+def text_cues(text: str, max_chars: int = 4000) -> TextCues:
+    """The lexicon cues of a text (cached; deterministic, no model).
+
+    Args:
+        text: the record text (only the first ``max_chars`` characters are read).
+        max_chars: reading bound, as :class:`OfflineJudge`'s ``max_text_chars``.
+
+    Example:
+        >>> text_cues("How are you?")
+        TextCues(statement=False, change=False, actionable=False)
+        >>> text_cues("I switched to a Pixel.")
+        TextCues(statement=True, change=True, actionable=True)
+    """
+    lex = _default_lexicon()
+    body = text[:max_chars]
+    sentences = [_analyze(s, lex) for s in _sentences(body)]
+    whole = _analyze(body, lex)
+    change = bool(whole.change_any or whole.ends or whole.additive or whole.still
+                  or whole.replaced_ref)
+    return TextCues(
+        statement=any(f.statement for f in sentences),
+        change=change,
+        actionable=change or bool(whole.numbers or whole.scope or whole.process
+                                  or whole.handover or whole.from_to),
+    )
+
+
 _SENTENCE_END = re.compile(
     r"(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bSt\.)(?<!\bJr\.)(?<!\bSr\.)(?<!\bMrs\.)"
     r"(?<!\bProf\.)(?<=[.!?;])\s+|\n+")
@@ -1319,8 +1403,9 @@ def _same_quantity(
     word ("rent", "steps", "plant"); generic measure words ("total", "budget"),
     time units and the rate never identify a quantity on their own. In topically
     close records (``close``), two numbers with the same specific unit ("laps",
-    "steps") match too; two numbers that share only a time unit ("minutes",
-    "hours") or are both amounts of money (with compatible rates) match only when
+    "steps"), or the same time unit and the same rate ("hours a week"), match
+    too; two numbers that share only a time unit ("minutes", "hours") or are
+    both amounts of money (with compatible rates) match only when
     ``measure_match`` says the words around them describe the same thing
     ("my place" ~ "rent", not "phone bill" ~ "savings").
     """
@@ -1337,6 +1422,8 @@ def _same_quantity(
     units = _canon_set(qo.units) & _canon_set(qn.units)
     if units - _CANON_TIME:
         return frozenset(units - _CANON_TIME)  # "20 laps" ~ "36 laps"
+    if units and qo.per and qo.per == qn.per and not (qo.money or qn.money):
+        return frozenset(units)  # "41 hours a week" ~ "46 hours a week"
     if measure_match is None or not measure_match(qo, qn):
         return None
     if units:
@@ -1344,6 +1431,12 @@ def _same_quantity(
     if qo.money and qn.money:
         return frozenset({"money"})  # "$45 an hour" ~ "$70 an hour", "68k" ~ "81k"
     return None
+
+
+def _measure_phrase(q: _Quantity) -> str:
+    """The words near a number that name the measured thing (no time unit, no rate)."""
+    return " ".join(w for w in q.words
+                    if _canon(_stem(w)) not in _CANON_TIME and _stem(w) != q.per)
 
 
 def _measure_label(what: frozenset[str], qn: _Quantity) -> str:
@@ -1500,9 +1593,14 @@ class OfflineJudge(BaseJudge):
         return hit
 
     def _measure_match(self, qo: _Quantity, qn: _Quantity) -> bool:
-        """Whether the words around two numbers describe the same measure (encoder)."""
-        vo = self._embed_short(" ".join(qo.words))
-        vn = self._embed_short(" ".join(qn.words))
+        """Whether the words around two numbers describe the same measure (encoder).
+
+        Only the words that say WHAT is measured are compared ("place utilities" ~
+        "landlord rent"); time units and the rate would make any two durations or
+        prices look alike.
+        """
+        vo = self._embed_short(_measure_phrase(qo))
+        vn = self._embed_short(_measure_phrase(qn))
         if vo is None or vn is None:
             return False
         return float(vo @ vn) >= _MEASURE_SIMILARITY
@@ -1791,8 +1889,9 @@ class OfflineJudge(BaseJudge):
             # pig found a new home" ends the guinea pig, not every pet)
             old_names = frozenset().union(*(f.proper for f in st_old))
             named_other = bool(fe.solid_names) and not fe.proper & old_names
-            specific = pe.family not in MULTI_VALUED_FAMILIES | {"relationship"} \
-                or pe.shared_slot_value
+            specific = (pe.family not in MULTI_VALUED_FAMILIES | {"relationship"}
+                        and not (fe.handover and not fe.ending_strong)) \
+                or pe.shared_slot_value  # a handover ends the old record's own thing
             if not named_other and (pe.shared_entities or (
                     pe.family is not None and fo.self_ref and specific)):
                 if not fe.ending_strong and fe.scope and not fo.scope and not fe.handover:
@@ -1814,7 +1913,8 @@ class OfflineJudge(BaseJudge):
         if verdict is not None:
             return verdict
         if fam is None:
-            return keep_both_verdict("no shared state slot")
+            return self._close_change(inp, fo, fn, st_new, pv) or keep_both_verdict(
+                "no shared state slot")
         if fo.ends:
             return keep_both_verdict("the old record already states an ended state", slot=fam)
         # R11 scope: a qualifier while the old value is re-affirmed
@@ -1824,7 +1924,10 @@ class OfflineJudge(BaseJudge):
         new_value = bool(pv.new_only or pv.new_proper or pv.slot_word_change)
         # R12 multi-valued family: a new value besides the old one -> both stay true
         if fam in MULTI_VALUED_FAMILIES or (fam not in _REPLACING_FAMILIES and still):
-            return self._multi_valued(inp, pv, fo, fn, still, same_value)
+            verdict = self._multi_valued(inp, pv, fo, fn, still, same_value)
+            if verdict.action == "keep_both":
+                return self._close_change(inp, fo, fn, st_new, pv) or verdict
+            return verdict
         # R13 temporal change of a replacing family (job, location, age)
         slot_spans = fn.families.get(fam, [])
         strong = _near(fn.change_strong, slot_spans, _CHANGE_WINDOW)
@@ -1841,7 +1944,72 @@ class OfflineJudge(BaseJudge):
         ) and self._states_slot(fam, fo) and self._states_slot(fam, fn):
             return self._verdict(inp, pv, "supersede", "temporal",
                                  f"the {fam} changed over time", 0.6)
-        return keep_both_verdict("no state change stated", slot=fam)
+        return self._close_change(inp, fo, fn, st_new, pv) or keep_both_verdict(
+            "no state change stated", slot=fam)
+
+    def _close_change(self, inp: JudgeInput, fo: _Features, fn: _Features,
+                      st_new: list[_Features], pv: _PairView) -> Verdict | None:
+        """R16: change wording in a record the gate found unusually close to the old one.
+
+        The word lists name few slots; the encoder knows many more ("the billing
+        team" ~ "the mobile squad", "my iPhone" ~ "a Pixel"). When the proposal
+        gate's hub score says the two records are much closer than their
+        neighbourhoods (``gate_score >= _CLOSE_GATE``), both are first-hand
+        current statements, and the new one has change wording next to a value
+        the old one does not name, the pair is read as one slot that changed:
+
+        * an ending or a switch ("gave up", "switched to", "instead", "went back
+          to") -> ``supersede`` (negation);
+        * continuation or addition ("still", "too", "also", "another", "second")
+          -> ``coexist`` (both stay true);
+        * other change wording ("now", "new", "first week", "started") ->
+          ``coexist`` in a family with several values (hobbies, likes, pets) and
+          ``supersede`` (temporal) otherwise.
+
+        Without a gate score (a caller that did not run the gate) the rule is off.
+        """
+        g = inp.gate_score
+        if g is None or not g >= _CLOSE_GATE:
+            return None
+        if inp.similarity is not None and inp.similarity < _CLOSE_MIN_COSINE:
+            return None  # a small pool inflates the hub score: the records must share a topic
+        whole = self._features(inp.new.content)
+        if fo.irrealis or fo.future or fo.ends or fo.other_subject:
+            return None
+        if fn.irrealis or fn.future or fn.other_subject or fn.process or whole.future:
+            return None
+        if not (pv.new_only or pv.new_proper or pv.slot_word_change):
+            return None
+        strong_end = bool(whole.ending_strong or whole.handover)
+        switch = bool(whole.replaced_ref) or any(w in whole.tokens for w in _SWITCH_WORDS)
+        # "still" keeps the old value only when it stands with the old record's words
+        # ("still having my red on fridays"), not in "still figuring out the menus"
+        old_whole = self._features(inp.old.content)
+        # the word lists name different slots on the two sides ("I moved to Denver" vs
+        # "I'm a software developer now"): closeness alone does not join them
+        fams_o, fams_n = set(old_whole.families) - {"likes"}, set(whole.families) - {"likes"}
+        if fams_o and fams_n and not fams_o & fams_n:
+            return None
+        old_words = old_whole.content - self._lex.generic
+        still_old = whole.still and (bool(pv.shared_values or pv.shared_entities) or any(
+            f.still and f.content & old_words for f in st_new))
+        keeps = still_old or whole.additive or whole.scope
+        ending = strong_end or (switch and not keeps)
+        if fn.negated and not ending:
+            return None
+        changing = bool(whole.change_strong or whole.change_weak) or ending or keeps
+        if not changing:
+            return None
+        fam = pv.family
+        where = f"{fam} " if fam else ""
+        if ending:
+            return self._verdict(inp, pv, "supersede", "negation",
+                                 f"a close record ends or replaces the old {where}state", 0.5)
+        if keeps or fam in MULTI_VALUED_FAMILIES:
+            return self._verdict(inp, pv, "coexist", "scope",
+                                 f"a close record adds a {where}value beside the old one", 0.45)
+        return self._verdict(inp, pv, "supersede", "temporal",
+                             f"a close record states a new {where}value", 0.45)
 
     def _replacement(self, inp: JudgeInput, fo: _Features, fn: _Features,
                      st_old: list[_Features], st_new: list[_Features],

@@ -479,7 +479,7 @@ class WriteNodes:
                 continue
             s = sc.get(cid, {})
             out.append(JudgeInput(old=cand, new=rec, a=s.get("a"), b=s.get("b"), d=s.get("d"),
-                                  similarity=s.get("similarity"),
+                                  similarity=s.get("similarity"), gate_score=s.get("gate"),
                                   old_precedes_new=cand.time <= rec.time,
                                   old_vector=s.get("vector"), new_vector=state.get("embedding")))
         return out

@@ -121,11 +121,12 @@ class OfflineAnswerer:
 
     Rule (labels come from ``row.label``, or :func:`project_label` when unset):
 
-    * view **current** -> the first *current memory* row that takes part in a
-      state relation (holds a ``supersedes``, ``coexists``,
-      ``scoped_exception``, ``evolves_from`` or ``evolves_to`` link), else the
-      first *current memory* row, else the first row whose record is
-      ``active``, else the first row;
+    * view **current** -> the first *current memory* row whose state relation
+      (a ``supersedes``, ``coexists``, ``scoped_exception``, ``evolves_from`` or
+      ``evolves_to`` link) points to another row of the packet (the change the
+      question is about was retrieved with it), else the first *current
+      memory* row with any state relation, else the first *current memory*
+      row, else the first row whose record is ``active``, else the first row;
     * view **historical** -> the first *historical memory* row, else the first
       row whose record is ``superseded``, else the first row;
     * view **transition** -> the first *transition memory* row, else the first row;
@@ -159,9 +160,12 @@ class OfflineAnswerer:
 
         picked: EvidenceRow | None = None
         if view is QueryView.CURRENT:
+            in_packet = {r.id for r in rows}
             picked = (
                 first(lambda r, lab: lab is EvidenceLabel.CURRENT
-                      and bool(r.record.targets(*_STATE_RELATION_LINKS)))
+                      and bool(set(r.record.targets(*_STATE_RELATION_LINKS)) & in_packet))
+                or first(lambda r, lab: lab is EvidenceLabel.CURRENT
+                         and bool(r.record.targets(*_STATE_RELATION_LINKS)))
                 or first(lambda r, lab: lab is EvidenceLabel.CURRENT)
                 or first(lambda r, lab: r.record.status is RecordStatus.ACTIVE)
             )

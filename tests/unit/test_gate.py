@@ -184,4 +184,78 @@ def test_real_text_hub_is_not_flagged(minilm) -> None:  # noqa: ANN001 - session
     boston = 5
     assert s.similarity[boston] < max(s.similarity[:5])  # raw cosine prefers a "thanks" hub
     assert int(np.argmax(s.t)) == boston
-    assert s.flagged.tolist() == [i == boston for i in range(len(pool))]
+    assert s.flagged[boston] and not s.flagged[:5].any()  # no "thanks" hub is flagged
+    plain = ProposalGate(Sentry.default(), GateConfig(cue_bonus=0.0)).score(
+        vecs[-1], vecs[:-1], new_text=new, cand_texts=pool)
+    assert plain.flagged.tolist() == [i == boston for i in range(len(pool))]
+
+
+def test_text_cues_read_statements_and_change_wording() -> None:
+    from langchain_atma.bank.judge import text_cues
+
+    assert text_cues("How are you?") == text_cues("How was the trip?")
+    assert not text_cues("How are you?").statement
+    assert not text_cues("Wow, that's great!").statement
+    plain = text_cues("I love painting with watercolors.")
+    assert plain.statement and not plain.change
+    for changed in ("I switched to a Motorola last month.", "We no longer keep chickens.",
+                    "These days I mostly cycle to work.", "I also started learning Greek."):
+        assert text_cues(changed).change, changed
+
+
+def test_statements_only_never_flags_a_pair_with_a_question() -> None:
+    new, pool = _hub_pool()
+    texts = ["ok"] * 5 + ["Did you ever go to Lisbon?", "I work at a bakery."]
+    on = ProposalGate(CosineGate(), GateConfig(tau=-0.1, max_flags=None))
+    off = ProposalGate(CosineGate(), GateConfig(tau=-0.1, max_flags=None,
+                                                 statements_only=False))
+    kw = {"new_text": "I moved to Lisbon last year.", "cand_texts": texts}
+    s_on, s_off = on.score(new, pool, **kw), off.score(new, pool, **kw)
+    assert s_off.flagged[5] and not s_on.flagged[5]  # the specific record is a question
+    assert s_on.eligible is not None and s_on.eligible.tolist() == [False] * 6 + [True]
+    np.testing.assert_array_equal(s_on.t, s_off.t)  # eligibility changes flags, not scores
+    # a new record that states nothing is never flagged against anything
+    q = on.score(new, pool, new_text="Did you move?", cand_texts=["I moved."] * 7)
+    assert not q.flagged.any()
+
+
+def test_cue_bonus_lifts_a_new_record_with_change_wording() -> None:
+    new, pool = _hub_pool()
+    texts = ["I bake bread."] * 5 + ["I work at the bakery.", "I drink green tea."]
+    probe = ProposalGate(CosineGate(), GateConfig(tau=-2.0, max_flags=None, cue_bonus=0.0))
+    base = probe.score(new, pool, new_text="I work at the library.", cand_texts=texts).t
+    tau = float(base[6]) + 0.1  # candidate 6 sits 0.1 below the threshold
+    gate = ProposalGate(CosineGate(), GateConfig(tau=tau, max_flags=None, cue_bonus=0.2))
+    calm = gate.score(new, pool, new_text="I work at the library.", cand_texts=texts)
+    moved = gate.score(new, pool, new_text="I work at the library now.", cand_texts=texts)
+    assert calm.cue is not None and not calm.cue.any()
+    assert moved.cue is not None and moved.cue.all()
+    np.testing.assert_allclose(moved.t, calm.t + 0.2)
+    assert not calm.flagged[6] and moved.flagged[6]
+
+
+def test_cap_counts_only_eligible_pairs() -> None:
+    new, pool = _hub_pool()
+    # the two highest-scoring candidates are questions: the cap must not be spent on them
+    order = np.argsort(-ProposalGate(CosineGate(), GateConfig(tau=-2.0, max_flags=None))
+                       .score(new, pool).t, kind="stable")
+    texts = ["I like tea."] * 7
+    for i in order[:2]:
+        texts[int(i)] = "Any news?"
+    gate = ProposalGate(CosineGate(), GateConfig(tau=-2.0, max_flags=2))
+    s = gate.score(new, pool, new_text="I moved.", cand_texts=texts)
+    assert set(np.flatnonzero(s.flagged).tolist()) == {int(order[2]), int(order[3])}
+
+
+def test_actionable_only_spends_no_flag_on_a_record_with_nothing_to_act_on() -> None:
+    new, pool = _hub_pool()
+    texts = ["I bake bread."] * 5 + ["I work at the bakery.", "I drink green tea."]
+    on = ProposalGate(CosineGate(), GateConfig(tau=-0.1, max_flags=None))
+    off = ProposalGate(CosineGate(), GateConfig(tau=-0.1, max_flags=None,
+                                                 actionable_only=False))
+    calm = "I work at the library."  # no change wording, number, qualifier or process
+    assert not on.score(new, pool, new_text=calm, cand_texts=texts).flagged.any()
+    assert off.score(new, pool, new_text=calm, cand_texts=texts).flagged[5]
+    for acting in ("I work at the library now.", "I work 30 hours at the library.",
+                   "I only work at the library on weekends."):
+        assert on.score(new, pool, new_text=acting, cand_texts=texts).flagged[5], acting

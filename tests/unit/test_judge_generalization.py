@@ -169,3 +169,70 @@ def test_link_floor_needs_a_similarity() -> None:
                 "I still love sushi, but these days only on Fridays as a treat.")
     assert _judge(old, new).action == "scoped_exception"
     assert _judge(old, new, similarity=0.1).action == "keep_both"
+
+
+# R16: pairs no word list ties to one slot; the gate's hub score says they are close.
+# (old, new, expected action)
+CLOSE_CHANGES: list[tuple[str, str, str]] = [
+    ("my Nokia keeps freezing whenever i open the camera",
+     "switched to a Motorola, the battery lasts forever", "supersede"),
+    ("the book club meets at Hannah's place on thursdays",
+     "i quit the book club, the thursday commute was too much", "supersede"),
+    ("i get to work on the 7:10 ferry",
+     "been taking the tram instead, it drops me right at the door", "supersede"),
+    ("weekends are for the climbing wall with my cousins",
+     "also doing a pottery class on sundays now, my hands are all clay", "coexist"),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "action"), CLOSE_CHANGES)
+def test_close_change_needs_the_gate_score(old: str, new: str, action: str) -> None:
+    close = _judge(old, new, gate_score=0.05)
+    assert close.action == action, close.reason
+    if action != "keep_both":
+        assert close.suggested_links and close.suggested_links[0].target_id
+    # without the gate's score (a caller that did not run the gate), or when the gate
+    # found the pair no closer than its neighbourhood, the rule stays off
+    for kw in ({}, {"gate_score": -0.2}):
+        far = _judge(old, new, **kw)
+        assert "close record" not in far.reason, (kw, far.reason)
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    # no change wording: two close statements of one topic are not an update
+    ("my Nokia keeps freezing whenever i open the camera",
+     "the camera on my phone takes lovely night shots"),
+    # someone else's change
+    ("my usual ride to work is the 7:10 ferry", "my sister switched to the tram"),
+    # a plan is not a state
+    ("my usual ride to work is the 7:10 ferry",
+     "i might switch to the tram next month"),
+    # nothing new named: the same words back
+    ("i take the ferry to work", "i take the ferry to work now"),
+])
+def test_close_change_needs_a_first_hand_current_change(old: str, new: str) -> None:
+    v = _judge(old, new, gate_score=0.05)
+    assert "close record" not in v.reason, v.reason
+
+
+def test_value_rule_compares_what_is_measured_not_the_rate(minilm) -> None:  # noqa: ANN001
+    judge = OfflineJudge(embeddings=minilm)
+
+    def v(old: str, new: str) -> Verdict:
+        def rec(text: str, t: int) -> MemoryRecord:
+            return MemoryRecord(namespace="u", content=text, time=t,
+                                provenance=Provenance(speaker="Ann"))
+
+        return judge.judge(JudgeInput(old=rec(old, 1000), new=rec(new, 2000), similarity=0.5))
+
+    # the same rate ("a month", "a week") and the same kind of number (money, hours)
+    # do not make two quantities the same
+    assert v("I pay $1,700 a month for my place, utilities not included.",
+             "Paying $130 a month for my phone plan.").action == "keep_both"
+    assert v("I give 4 hours a month to the animal shelter.",
+             "I am working about 41 hours a week right now.").action == "keep_both"
+    # the words around the numbers name the same thing
+    assert v("I pay $1,700 a month for my place.",
+             "Rent is $2,200 a month these days.").action == "supersede"
+    assert v("I volunteer 4 hours a month at the shelter.",
+             "My volunteer schedule is 19 hours a month these days.").action == "supersede"

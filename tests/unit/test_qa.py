@@ -430,3 +430,18 @@ def test_create_answer_chain() -> None:
     out = chain.invoke({"question": "Where?", "view": "historical", "memories": "(none)"})
     assert out == NOT_AVAILABLE_ANSWER
     assert "View: historical" in str(model.seen[0][1].content)
+
+
+def test_offline_current_prefers_a_change_retrieved_with_its_partner() -> None:
+    # an unrelated current row with a state link elsewhere in the bank ranks first; the
+    # row whose superseded partner is in the same packet is the change asked about
+    old_job = _rec("I work as a nurse.", "superseded", [_sup_by("teacher")], id="nurse")
+    new_job = _rec("I teach biology now.", links=[_sup("nurse")], id="teacher")
+    unrelated = _rec("I drink oat milk now.", links=[_sup("dairy")], id="oat")
+    rows = [_row(unrelated), _row(old_job), _row(new_job)]
+    ans = OfflineAnswerer().answer("q", _prof(QueryView.CURRENT), rows)
+    assert ans.answer == "I teach biology now."
+    # without the partner in the packet, any current row in a state relation is next
+    assert OfflineAnswerer().answer(
+        "q", _prof(QueryView.CURRENT), [_row(unrelated), _row(new_job)]).answer == (
+        "I drink oat milk now.")

@@ -74,21 +74,28 @@ def _events() -> list[dict[str, Any]]:
     ]
 
 
-def render_bank(bank: Any, namespace: str, out: TextIO) -> None:
-    """Print each state chain (slot timeline) with statuses and links."""
+def render_bank(bank: Any, namespace: str, out: TextIO, *, max_chars: int = 300) -> None:
+    """Print each state chain (slot timeline) with statuses and links.
+
+    Record texts are printed on one line each, control characters (terminal escape
+    sequences, newlines) removed and cut to ``max_chars``: a stored memory can hold
+    anything, and printing it must not rewrite the terminal.
+    """
+    from langchain_atma.qa.serializer import clean_text
     chains = bank.chains(namespace)
     linked = {r.id for chain in chains for r in chain}
     short = {r.id: f"#{i}" for i, r in enumerate(bank.records(namespace), 1)}
     out.write(f"\nBank state ({bank.count(namespace)} records, {len(chains)} state chains)\n")
     for n, chain in enumerate(chains, 1):
-        slot = next((r.slot for r in chain if r.slot), None) or "state"
+        slot = clean_text(next((r.slot for r in chain if r.slot), None) or "state", 80)
         out.write(f"\n  chain {n} [{slot}]\n")
         for r in chain:
             links = ", ".join(
                 f"{lk.type.value} {short.get(lk.target, lk.target[:6])}" for lk in r.links
             )
             out.write(
-                f"    {short[r.id]:>4} {r.status.value:<11} {r.time.date()}  {r.content}\n"
+                f"    {short[r.id]:>4} {r.status.value:<11} {r.time.date()}  "
+                f"{clean_text(r.content, max_chars)}\n"
                 f"         links: {links or '-'}\n"
             )
     rest = [r for r in bank.records(namespace) if r.id not in linked]

@@ -541,7 +541,14 @@ class AtmaStore(BaseStore):
         raw = _to_json(value)
         fields = self.index_fields if index is None or index is False else list(index)
         text = _render(value, fields)
-        with self._lock:
+        # validate the record text and key first (a lone surrogate, a bad key: the
+        # library's own error, nothing stored), then encode outside the lock
+        MemoryRecord(namespace=bank_ns, content=text, slot=key)
+        vec = self.bank.embed([text])[0]
+        # the thread lock, and the bank's namespace writer lock (a file lock when the
+        # bank runs on a Chroma server): read the versions, decide and commit with no
+        # other writer in between, in this process or another one
+        with self._lock, self.bank.writer_lock(bank_ns):
             versions = self._versions(bank_ns, key)
             live = self._live(versions)
             if live is not None and _value_of(live) == json.loads(raw):
@@ -566,14 +573,13 @@ class AtmaStore(BaseStore):
                     "value_json": raw,
                 },
             )
-            vec = self.bank.embed([text])[0]
             self._register(bank_ns, tuple(namespace), vec)
             self.bank.commit(rec, decisions, embedding=vec)
 
     def _delete(self, namespace: tuple[str, ...], key: str) -> None:
         bank_ns = self.bank_namespace(namespace)
         key = str(key)
-        with self._lock:
+        with self._lock, self.bank.writer_lock(bank_ns):
             versions = self._versions(bank_ns, key)
             live = self._live(versions)
             if live is None:

@@ -1966,7 +1966,10 @@ class OfflineJudge(BaseJudge):
           ``coexist`` in a family with several values (hobbies, likes, pets) and
           ``supersede`` (temporal) otherwise.
 
-        Without a gate score (a caller that did not run the gate) the rule is off.
+        Guards: the rule is off without a gate score (a caller that did not run
+        the gate); the record cosine, when known, must be at least
+        ``_CLOSE_MIN_COSINE`` (a small pool inflates the hub score); and the word
+        lists must not name two different slots on the two sides.
         """
         g = inp.gate_score
         if g is None or not g >= _CLOSE_GATE:
@@ -1982,14 +1985,14 @@ class OfflineJudge(BaseJudge):
             return None
         strong_end = bool(whole.ending_strong or whole.handover)
         switch = bool(whole.replaced_ref) or any(w in whole.tokens for w in _SWITCH_WORDS)
-        # "still" keeps the old value only when it stands with the old record's words
-        # ("still having my red on fridays"), not in "still figuring out the menus"
         old_whole = self._features(inp.old.content)
         # the word lists name different slots on the two sides ("I moved to Denver" vs
         # "I'm a software developer now"): closeness alone does not join them
         fams_o, fams_n = set(old_whole.families) - {"likes"}, set(whole.families) - {"likes"}
         if fams_o and fams_n and not fams_o & fams_n:
             return None
+        # "still" keeps the old value only when it stands with the old record's words
+        # ("still having my red on fridays"), not in "still figuring out the menus"
         old_words = old_whole.content - self._lex.generic
         still_old = whole.still and (bool(pv.shared_values or pv.shared_entities) or any(
             f.still and f.content & old_words for f in st_new))

@@ -73,6 +73,8 @@ _STATE_RELATION_LINKS = (
     LinkType.EVOLVES_FROM,
     LinkType.EVOLVES_TO,
 )
+_PAIR_LINKS = (*_STATE_RELATION_LINKS, LinkType.SUPERSEDED_BY)
+"""Links that tie two records into one state pair (both directions)."""
 _THINK = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL | re.IGNORECASE)
 _MAX_QUESTION_CHARS = 2_000
 
@@ -121,14 +123,21 @@ class OfflineAnswerer:
 
     Rule (labels come from ``row.label``, or :func:`project_label` when unset):
 
-    * view **current** -> the first *current memory* row whose state relation
-      (a ``supersedes``, ``coexists``, ``scoped_exception``, ``evolves_from`` or
-      ``evolves_to`` link) points to another row of the packet (the change the
-      question is about was retrieved with it), else the first *current
-      memory* row with any state relation, else the first *current memory*
-      row, else the first row whose record is ``active``, else the first row;
-    * view **historical** -> the first *historical memory* row, else the first
-      row whose record is ``superseded``, else the first row;
+    A *state pair* is two rows of the packet tied by a state link
+    (``supersedes`` / ``superseded_by``, ``coexists``, ``scoped_exception``,
+    ``evolves_from`` / ``evolves_to``): the change the question is about was
+    retrieved together. Inside a pair the view follows time order.
+
+    * view **current** -> the first *current memory* row that is the newer
+      member of a state pair, else the first *current memory* row in a state
+      pair, else the first *current memory* row with any state relation, else
+      the first *current memory* row, else the first row whose record is
+      ``active``, else the first row;
+    * view **historical** -> the first *historical memory* row in a state pair,
+      else the first *current memory* row that is the older member of a pair of
+      coexisting states (both still true: the one stated first), else the first
+      *historical memory* row, else the first row whose record is
+      ``superseded``, else the first row;
     * view **transition** -> the first *transition memory* row, else the first row;
     * view **neutral** -> the first row.
 
@@ -158,20 +167,41 @@ class OfflineAnswerer:
         def first(pred: Any) -> EvidenceRow | None:
             return next((r for r, lab in zip(rows, labels, strict=True) if pred(r, lab)), None)
 
+        by_id = {r.id: r for r in rows}
+        label_of = {r.id: lab for r, lab in zip(rows, labels, strict=True)}
+
+        def partners(r: EvidenceRow) -> list[EvidenceRow]:
+            """Rows of the packet this row is state-linked to (either direction)."""
+            return [by_id[t] for t in dict.fromkeys(r.record.targets(*_PAIR_LINKS))
+                    if t in by_id and t != r.id]
+
+        def later(a: EvidenceRow, b: EvidenceRow) -> bool:
+            return (a.record.time, a.record.seq) > (b.record.time, b.record.seq)
+
+        def newer_of_pair(r: EvidenceRow) -> bool:
+            return any(later(r, p) for p in partners(r))
+
+        def older_of_coexisting(r: EvidenceRow) -> bool:
+            return any(later(p, r) for p in partners(r)
+                       if label_of[p.id] is EvidenceLabel.CURRENT)
+
         picked: EvidenceRow | None = None
         if view is QueryView.CURRENT:
-            in_packet = {r.id for r in rows}
             picked = (
-                first(lambda r, lab: lab is EvidenceLabel.CURRENT
-                      and bool(set(r.record.targets(*_STATE_RELATION_LINKS)) & in_packet))
+                first(lambda r, lab: lab is EvidenceLabel.CURRENT and newer_of_pair(r))
+                or first(lambda r, lab: lab is EvidenceLabel.CURRENT and bool(partners(r)))
                 or first(lambda r, lab: lab is EvidenceLabel.CURRENT
                          and bool(r.record.targets(*_STATE_RELATION_LINKS)))
                 or first(lambda r, lab: lab is EvidenceLabel.CURRENT)
                 or first(lambda r, lab: r.record.status is RecordStatus.ACTIVE)
             )
         elif view is QueryView.HISTORICAL:
-            picked = first(lambda r, lab: lab is EvidenceLabel.HISTORICAL) or first(
-                lambda r, lab: r.record.status is RecordStatus.SUPERSEDED
+            picked = (
+                first(lambda r, lab: lab is EvidenceLabel.HISTORICAL and bool(partners(r)))
+                or first(lambda r, lab: lab is EvidenceLabel.CURRENT
+                         and older_of_coexisting(r))
+                or first(lambda r, lab: lab is EvidenceLabel.HISTORICAL)
+                or first(lambda r, lab: r.record.status is RecordStatus.SUPERSEDED)
             )
         elif view is QueryView.TRANSITION:
             picked = first(lambda r, lab: lab is EvidenceLabel.TRANSITION)

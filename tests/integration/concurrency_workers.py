@@ -127,3 +127,21 @@ def quick_writer(url: str, coll: str, ns: str, lock_dir: str, process_lock: bool
         out.put(("writer", 2, 1, None))
     except BaseException:  # noqa: BLE001
         out.put(("writer", 2, None, traceback.format_exc()))
+
+
+def store_writer(url: str, coll: str, lock_dir: str, wid: int, m: int, keys: list[str],
+                 start: Any, out: Any) -> None:
+    """Put ``m`` values through an AtmaStore on its own bank; puts collide on ``keys``."""
+    from langchain_atma.store import AtmaStore
+
+    done, err = 0, None
+    try:
+        store = AtmaStore(open_bank(url, coll, lock_dir))
+        start.wait(60)
+        for i in range(m):
+            key = keys[(wid + i) % len(keys)]
+            store.put(("team", "prefs"), key, {"value": f"w{wid}-{i}"})
+            done += 1
+    except Exception:  # reported to the parent
+        err = traceback.format_exc()
+    out.put(("store", wid, done, err))

@@ -219,3 +219,39 @@ def test_revision_check_stops_a_writer_outside_the_lock(tmp_path):
     assert b.count(ns) == 2  # nothing of A's commit was written
     assert b.get(ns, seed.id).targets(LinkType.SUPERSEDED_BY) == [b_new.id]
     assert a.host.journal_pending() == []
+
+
+@needs_server
+def test_store_puts_from_many_processes_keep_one_linear_history(tmp_path):
+    from langchain_atma.store import AtmaStore
+
+    coll, lock_dir = f"it_st_{uuid.uuid4().hex[:8]}", str(tmp_path / "locks")
+    keys, n, m = ["theme", "language"], 3, 12
+    ctx = mp.get_context("spawn")
+    start, out = ctx.Event(), ctx.Queue()
+    procs = [ctx.Process(target=w.store_writer,
+                         args=(URL, coll, lock_dir, i, m, keys, start, out))
+             for i in range(n)]
+    for p in procs:
+        p.start()
+    try:
+        start.set()
+        got = _collect(out, n, timeout=180)
+    finally:
+        for p in procs:
+            p.join(30)
+            if p.is_alive():
+                p.kill()
+    assert len(got) == n, got
+    for _kind, wid, done, err in got:
+        assert err is None, f"store writer {wid}:\n{err}"
+        assert done == m
+    store = AtmaStore(w.open_bank(URL, coll, lock_dir))
+    bank_ns = store.bank_namespace(("team", "prefs"))
+    for k, key in enumerate(keys):
+        puts = sum((wid + i) % len(keys) == k for wid in range(n) for i in range(m))
+        # every put is a version (values differ), exactly one is live, one linear chain
+        _assert_linear(store.bank, bank_ns, key, puts)
+        item = store.get(("team", "prefs"), key)
+        assert item is not None and item.value["value"].startswith("w")
+    assert store.bank.verify(bank_ns) == []

@@ -44,3 +44,23 @@ def test_cli_verify_and_inspect_html(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert code == 0 and "chain 1 [location]" in printed and "superseded" in printed
     assert "<svg" in out.read_text(encoding="utf-8")
+
+
+def test_text_timeline_strips_terminal_control_sequences():
+    import io
+
+    from langchain_atma.demo import render_bank
+
+    bank = StateBank.in_memory(embeddings=DeterministicFakeEmbedding(size=16))
+    evil = "I live in Oslo.\x1b[2J\x1b]0;owned\x07\nFAKE: all records deleted"
+    old = bank.add(MemoryRecord(namespace="u", content=evil, slot="location"))
+    bank.commit(MemoryRecord(namespace="u", content="I moved to Bergen." + "x" * 500,
+                             slot="location\x1b[31m"),
+                [CommitDecision(action=CommitAction.SUPERSEDE, target_id=old.id)])
+    buf = io.StringIO()
+    render_bank(bank, "u", buf)
+    text = buf.getvalue()
+    assert "\x1b" not in text and "\x07" not in text
+    assert "\nFAKE" not in text  # the record's newline cannot start a line of its own
+    assert "I live in Oslo." in text and "all records deleted" in text  # content kept
+    assert max(len(line) for line in text.splitlines()) < 360  # long texts are cut

@@ -445,3 +445,24 @@ def test_offline_current_prefers_a_change_retrieved_with_its_partner() -> None:
     assert OfflineAnswerer().answer(
         "q", _prof(QueryView.CURRENT), [_row(unrelated), _row(new_job)]).answer == (
         "I drink oat milk now.")
+
+
+def test_offline_view_follows_time_order_inside_a_state_pair() -> None:
+    # two coexisting tastes (both current) and an unrelated superseded pair member
+    older = _rec("My usual coffee is a chai.", links=[Link(type="coexists", target="b")],
+                 id="a", time="2023-01-01")
+    newer = _rec("These days I order a mocha.", links=[Link(type="coexists", target="a")],
+                 id="b", time="2023-06-01")
+    stray = _rec("Old gym.", "superseded", [_sup_by("gone")], id="c", time="2022-01-01")
+    rows = [_row(stray), _row(older), _row(newer)]
+    cur = OfflineAnswerer().answer("q", _prof(QueryView.CURRENT), rows)
+    assert cur.answer == "These days I order a mocha."  # the newer of the pair
+    hist = OfflineAnswerer().answer("q", _prof(QueryView.HISTORICAL), rows)
+    assert hist.answer == "My usual coffee is a chai."  # the one stated first
+    # a superseded row whose successor is in the packet still wins the historical view
+    old_city = _rec("I live in Boston.", "superseded", [_sup_by("d")], id="e",
+                    time="2022-01-01")
+    new_city = _rec("I moved to Denver.", links=[_sup("e")], id="d", time="2023-09-01")
+    rows2 = [*rows, _row(new_city), _row(old_city)]
+    assert OfflineAnswerer().answer("q", _prof(QueryView.HISTORICAL), rows2).answer == (
+        "I live in Boston.")

@@ -443,3 +443,21 @@ def test_pool_is_the_speakers_neighbourhood(bank: StateBank) -> None:
     assert [c.content for c in out["candidates"]] == ["I live in Boston."]
     assert out["flagged"] == [out["candidates"][0].id]
     assert "gate" in out["scores"][0]
+
+
+def test_judge_sees_the_gate_scores_of_each_pair(bank: StateBank) -> None:
+    seen: list[JudgeInput] = []
+
+    def record(inp: JudgeInput) -> Verdict:
+        seen.append(inp)
+        return keep_both_verdict("recorded")
+
+    ingest_events(bank, _events(), namespace="gatescores", use_sentry=False,
+                  judge=StubJudge(record))
+    assert seen
+    for inp in seen:  # the hub score t (what judge rule 16 reads) and the raw cosine
+        assert inp.gate_score is not None and inp.similarity is not None
+        assert inp.old_vector is not None and inp.new_vector is not None
+    # the hub score is the gate's own number, not a copy of the cosine
+    assert any(abs(inp.gate_score - inp.similarity) > 1e-3 for inp in seen
+               if inp.gate_score is not None and inp.similarity is not None)

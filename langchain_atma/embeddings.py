@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
 __all__ = ["DEFAULT_ENCODER_NAME", "MiniLMEmbeddings", "SentenceTransformerEmbeddings",
-           "default_embeddings", "encoder_name"]
+           "default_embeddings", "encode_texts", "encoder_name", "unit_vectors_by_text"]
 
 DEFAULT_ENCODER_NAME = "all-MiniLM-L6-v2"
 
@@ -150,3 +150,39 @@ def encoder_name(embeddings: Embeddings) -> str:
         if isinstance(val, str) and val:
             return val
     return type(embeddings).__name__
+
+
+def encode_texts(embeddings: Embeddings, texts: Sequence[str]) -> np.ndarray:
+    """Encode texts as a float32 matrix ``(n, dim)``, in one batch.
+
+    Uses the encoder's own batch ``encode`` when it has one (the package's
+    SentenceTransformer embeddings), else ``embed_documents``.
+
+    Example:
+        >>> from langchain_core.embeddings import DeterministicFakeEmbedding
+        >>> encode_texts(DeterministicFakeEmbedding(size=4), ["a", "b"]).shape
+        (2, 4)
+    """
+    import numpy as np
+
+    enc = getattr(embeddings, "encode", None)
+    raw = enc(list(texts)) if callable(enc) else embeddings.embed_documents(list(texts))
+    return np.asarray(raw, dtype=np.float32)
+
+
+def unit_vectors_by_text(embeddings: Embeddings, texts: Sequence[str]) -> dict[str, np.ndarray]:
+    """Unit-length vector of each distinct text (each text encoded once).
+
+    Example:
+        >>> from langchain_core.embeddings import DeterministicFakeEmbedding
+        >>> import numpy as np
+        >>> vecs = unit_vectors_by_text(DeterministicFakeEmbedding(size=4), ["a", "a", "b"])
+        >>> sorted(vecs), round(float(np.linalg.norm(vecs["a"])), 3)
+        (['a', 'b'], 1.0)
+    """
+    import numpy as np
+
+    uniq = list(dict.fromkeys(texts))
+    vecs = encode_texts(embeddings, uniq)
+    vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+    return dict(zip(uniq, vecs, strict=True))

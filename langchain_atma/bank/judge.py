@@ -138,7 +138,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from langchain_atma.bank.bank import CommitAction, CommitDecision
-from langchain_atma.errors import ConfigError, InvalidVerdictError
+from langchain_atma.errors import ConfigError, InvalidRecordError, InvalidVerdictError
 from langchain_atma.records import LinkType, MemoryRecord, RecordStatus, TransitionInfo
 
 __all__ = [
@@ -1345,7 +1345,6 @@ def _default_lexicon() -> _Compiled:
     return _compile(JUDGE_LEXICON)
 
 
-@functools.lru_cache(maxsize=8192)
 def text_cues(text: str, max_chars: int = 4000) -> TextCues:
     """The lexicon cues of a text (cached; deterministic, no model).
 
@@ -1358,9 +1357,21 @@ def text_cues(text: str, max_chars: int = 4000) -> TextCues:
         TextCues(statement=False, change=False, actionable=False)
         >>> text_cues("I switched to a Pixel.")
         TextCues(statement=True, change=True, actionable=True)
+
+    Raises:
+        InvalidRecordError: ``text`` is not a string.
+        ConfigError: ``max_chars`` is not a positive int.
     """
+    if not isinstance(text, str):
+        raise InvalidRecordError(f"text must be a str, got {type(text).__name__}")
+    if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 1:
+        raise ConfigError(f"max_chars must be a positive int, got {max_chars!r}")
+    return _text_cues(text[:max_chars])
+
+
+@functools.lru_cache(maxsize=8192)
+def _text_cues(body: str) -> TextCues:
     lex = _default_lexicon()
-    body = text[:max_chars]
     sentences = [_analyze(s, lex) for s in _sentences(body)]
     whole = _analyze(body, lex)
     change = bool(whole.change_any or whole.ends or whole.additive or whole.still

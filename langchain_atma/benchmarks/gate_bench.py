@@ -44,6 +44,7 @@ from langchain_core.embeddings import Embeddings
 
 from langchain_atma.bank.gate import GateConfig, ProposalGate
 from langchain_atma.benchmarks.ltp_format import LtpProfile, load_ltp, select_profiles
+from langchain_atma.embeddings import unit_vectors_by_text
 
 __all__ = ["DEFAULT_TAUS", "NO_CUES", "PAPER_CANDIDATES", "markdown_table", "run_gate_bench"]
 
@@ -52,15 +53,6 @@ NO_CUES = GateConfig(tau=-0.08, cue_bonus=0.0, statements_only=False, actionable
                      max_flags=2)
 """The gate without text cues (the default before the text signals were added)."""
 PAPER_CANDIDATES = 8
-
-
-def _encode(emb: Embeddings, texts: Sequence[str]) -> dict[str, np.ndarray]:
-    uniq = list(dict.fromkeys(texts))
-    enc = getattr(emb, "encode", None)
-    vecs = (np.asarray(enc(uniq), dtype=np.float32) if callable(enc)
-            else np.asarray(emb.embed_documents(uniq), dtype=np.float32))
-    vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
-    return dict(zip(uniq, vecs, strict=True))
 
 
 @dataclass
@@ -199,7 +191,7 @@ def run_gate_bench(path: str | Path, *, profiles: Sequence[str] | int | None = N
     pool_k = max(candidate_k, PAPER_CANDIDATES)
     replays = []
     for prof in tqdm(chosen, desc="profiles", disable=not progress):
-        vec = _encode(emb, [e.text for e in prof.events])
+        vec = unit_vectors_by_text(emb, [e.text for e in prof.events])
         replays.append(_replay(prof, vec, pool_k))
     default_tau = GateConfig().tau
     points: list[dict[str, Any]] = []

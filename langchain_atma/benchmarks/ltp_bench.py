@@ -59,6 +59,7 @@ from langchain_atma.benchmarks.ltp_format import (
     select_profiles,
 )
 from langchain_atma.benchmarks.scoring import ltp_answer_correct
+from langchain_atma.embeddings import encode_texts
 from langchain_atma.errors import ConfigError
 from langchain_atma.qa.answerer import OfflineAnswerer
 from langchain_atma.records import LinkType, MemoryRecord, RecordStatus
@@ -120,10 +121,7 @@ class MemoEmbeddings(Embeddings):
         """Encode texts, reusing earlier vectors."""
         todo = [t for t in dict.fromkeys(texts) if t not in self._memo]
         if todo:
-            enc = getattr(self.inner, "encode", None)
-            vecs = (np.asarray(enc(todo), dtype=np.float32) if callable(enc)
-                    else np.asarray(self.inner.embed_documents(todo), dtype=np.float32))
-            self._memo.update(zip(todo, vecs, strict=True))
+            self._memo.update(zip(todo, encode_texts(self.inner, todo), strict=True))
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         return np.stack([self._memo[t] for t in texts])

@@ -36,20 +36,12 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from langchain_atma.benchmarks.ltp_format import LtpProfile, load_ltp, select_profiles
+from langchain_atma.embeddings import unit_vectors_by_text
 from langchain_atma.retrieval.rewrite import first_person_query, name_candidates
 
 __all__ = ["SEARCH_MODES", "run_seed_bench"]
 
 SEARCH_MODES = ("as_asked", "first_person", "fused_max")
-
-
-def _encode(emb: Embeddings, texts: Sequence[str]) -> dict[str, np.ndarray]:
-    uniq = list(dict.fromkeys(texts))
-    enc = getattr(emb, "encode", None)
-    vecs = (np.asarray(enc(uniq), dtype=np.float32) if callable(enc)
-            else np.asarray(emb.embed_documents(uniq), dtype=np.float32))
-    vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
-    return dict(zip(uniq, vecs, strict=True))
 
 
 def _rewrite(question: str, speakers: set[str]) -> str:
@@ -62,7 +54,7 @@ def _profile_rows(profile: LtpProfile, emb: Embeddings, k: int) -> list[dict[str
     speakers = {e.speaker for e in profile.events}
     questions = [p.question for p in profile.probes]
     rewrites = [_rewrite(q, speakers) for q in questions]
-    vec = _encode(emb, [e.text for e in profile.events] + questions + rewrites)
+    vec = unit_vectors_by_text(emb, [e.text for e in profile.events] + questions + rewrites)
     mat = np.stack([vec[e.text] for e in profile.events])
     index = {e.event_id: i for i, e in enumerate(profile.events)}
     units = {u.unit_id: u for u in profile.units}

@@ -259,3 +259,17 @@ def test_actionable_only_spends_no_flag_on_a_record_with_nothing_to_act_on() -> 
     for acting in ("I work at the library now.", "I work 30 hours at the library.",
                    "I only work at the library on weekends."):
         assert on.score(new, pool, new_text=acting, cand_texts=texts).flagged[5], acting
+
+
+def test_text_cues_rejects_bad_input_with_library_errors() -> None:
+    from langchain_atma.bank.judge import text_cues
+    from langchain_atma.errors import ConfigError, InvalidRecordError
+
+    for bad in (None, 12, b"I moved.", ["I moved."]):
+        with pytest.raises(InvalidRecordError):
+            text_cues(bad)  # type: ignore[arg-type]
+    for limit in (0, -1, 2.5, True):
+        with pytest.raises(ConfigError):
+            text_cues("I moved.", limit)  # type: ignore[arg-type]
+    assert text_cues("", 10).statement is False  # empty text states nothing
+    assert text_cues("I moved to Oslo. " * 1000, 20).change  # only the start is read

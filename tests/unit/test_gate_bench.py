@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from langchain_atma.benchmarks.gate_bench import markdown_table, run_gate_bench
 from langchain_atma.cli import build_parser
 from langchain_atma.errors import ConfigError
+from tests.unit.ltp_docs import write_one_profile
 
 _EVENTS = [
     ("e1", "2023-01-01T10:00:00", "Ana", "Hi Ben, how was your weekend?", "dialog"),
@@ -27,30 +26,14 @@ _EVENTS = [
 
 
 def _tiny(tmp_path, old="e3", transition="e6"):
-    doc = {
-        "name": "tiny", "version": 1,
-        "profiles": [{
-            "profile_id": "p0", "source": {"dataset": "hand", "sample_id": "x"},
-            "subject": "Ana",
-            "events": [
-                {"event_id": i, "timestamp": t, "speaker": s, "text": x, "kind": k,
-                 "unit_id": None if k == "dialog" else "p0-u0", "dia_id": None}
-                for i, t, s, x, k in _EVENTS
-            ],
-            "units": [{"unit_id": "p0-u0", "slot": "commute", "update_type": "value",
-                       "old_value": "35 minutes", "current_value": "90 minutes",
-                       "old_event_id": old, "new_event_id": "e8",
-                       "transition_event_id": transition}],
-            "probes": [
-                {"probe_id": "p0-u0-c", "unit_id": "p0-u0", "view": "current",
-                 "kind": "fact", "question": "How long is Ana's commute now?",
-                 "target": "90 minutes", "alternate": "35 minutes"},
-            ],
-        }],
-    }
-    path = tmp_path / "tiny.json"
-    path.write_text(json.dumps(doc))
-    return path
+    return write_one_profile(
+        tmp_path, _EVENTS,
+        {"slot": "commute", "update_type": "value", "old_value": "35 minutes",
+         "current_value": "90 minutes", "old_event_id": old, "new_event_id": "e8",
+         "transition_event_id": transition},
+        [{"probe_id": "p0-u0-c", "view": "current", "kind": "fact",
+          "question": "How long is Ana's commute now?", "target": "90 minutes",
+          "alternate": "35 minutes"}])
 
 
 def test_gate_bench_structure_and_bounds(tmp_path, minilm):

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from langchain_atma.benchmarks.ltp_bench import METRICS, markdown_table, run_ltp_bench
 from langchain_atma.benchmarks.ltp_format import load_ltp
 from langchain_atma.errors import ConfigError
+from tests.unit.ltp_docs import write_one_profile
 
 
 def _tiny(tmp_path, kind_of_dialog="dialog"):
@@ -23,33 +22,17 @@ def _tiny(tmp_path, kind_of_dialog="dialog"):
          "cue_new"),
         ("e6", "2023-03-01T10:01:00", "Ben", "Wow, congratulations on the move!", kind_of_dialog),
     ]
-    doc = {
-        "name": "tiny", "version": 1,
-        "profiles": [{
-            "profile_id": "p0", "source": {"dataset": "hand", "sample_id": "x"},
-            "subject": "Ana",
-            "events": [
-                {"event_id": i, "timestamp": t, "speaker": s, "text": x, "kind": k,
-                 "unit_id": None if k == "dialog" else "p0-u0", "dia_id": None}
-                for i, t, s, x, k in events
-            ],
-            "units": [{"unit_id": "p0-u0", "slot": "location", "update_type": "temporal",
-                       "old_value": "Boston", "current_value": "Denver",
-                       "old_event_id": "e3", "new_event_id": "e5",
-                       "transition_event_id": None}],
-            "probes": [
-                {"probe_id": "p0-u0-h", "unit_id": "p0-u0", "view": "historical",
-                 "kind": "fact", "question": "Which city did Ana live in before her move?",
-                 "target": "Boston", "alternate": "Denver"},
-                {"probe_id": "p0-u0-c", "unit_id": "p0-u0", "view": "current",
-                 "kind": "conflict", "question": "Which city does Ana live in now?",
-                 "target": "Denver", "alternate": "Boston"},
-            ],
-        }],
-    }
-    path = tmp_path / "tiny.json"
-    path.write_text(json.dumps(doc))
-    return load_ltp(path)
+    return load_ltp(write_one_profile(
+        tmp_path, events,
+        {"slot": "location", "update_type": "temporal", "old_value": "Boston",
+         "current_value": "Denver", "old_event_id": "e3", "new_event_id": "e5",
+         "transition_event_id": None},
+        [{"probe_id": "p0-u0-h", "view": "historical", "kind": "fact",
+          "question": "Which city did Ana live in before her move?", "target": "Boston",
+          "alternate": "Denver"},
+         {"probe_id": "p0-u0-c", "view": "current", "kind": "conflict",
+          "question": "Which city does Ana live in now?", "target": "Denver",
+          "alternate": "Boston"}]))
 
 
 def test_runner_scores_every_metric(tmp_path, minilm):

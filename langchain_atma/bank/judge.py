@@ -157,8 +157,10 @@ __all__ = [
     "VerdictSource",
     "TextCues",
     "keep_both_verdict",
+    "names_both",
     "text_cues",
     "validate_verdict",
+    "value_roots",
     "verdict_to_decision",
 ]
 
@@ -1333,11 +1335,20 @@ class TextCues:
             change wording, a number, a qualifier ("only", "on weekends") or a
             change in progress. Without it the offline judge can only find a
             duplicate.
+        shift: the text says that something changed, started, ended or was
+            added ("switched", "no longer", "branching out", "my old ...");
+            ``change`` without mere continuation ("still", "always").
+        ending: the text says a state ended or is denied ("no longer", "no
+            more", "wrapped up", "never").
+        still: continuation wording ("still", "always").
     """
 
     statement: bool
     change: bool
     actionable: bool = True
+    shift: bool = False
+    ending: bool = False
+    still: bool = False
 
 
 @functools.lru_cache(maxsize=1)
@@ -1353,10 +1364,10 @@ def text_cues(text: str, max_chars: int = 4000) -> TextCues:
         max_chars: reading bound, as :class:`OfflineJudge`'s ``max_text_chars``.
 
     Example:
-        >>> text_cues("How are you?")
-        TextCues(statement=False, change=False, actionable=False)
-        >>> text_cues("I switched to a Pixel.")
-        TextCues(statement=True, change=True, actionable=True)
+        >>> text_cues("How are you?").statement
+        False
+        >>> text_cues("I switched to a Pixel.").shift
+        True
 
     Raises:
         InvalidRecordError: ``text`` is not a string.
@@ -1374,14 +1385,81 @@ def _text_cues(body: str) -> TextCues:
     lex = _default_lexicon()
     sentences = [_analyze(s, lex) for s in _sentences(body)]
     whole = _analyze(body, lex)
-    change = bool(whole.change_any or whole.ends or whole.additive or whole.still
-                  or whole.replaced_ref)
+    shift = bool(whole.change_any or whole.ends or whole.additive or whole.replaced_ref)
+    change = shift or whole.still
     return TextCues(
         statement=any(f.statement for f in sentences),
         change=change,
         actionable=change or bool(whole.numbers or whole.scope or whole.process
                                   or whole.handover or whole.from_to),
+        shift=shift,
+        ending=bool(whole.ends or whole.negation),
+        still=whole.still,
     )
+
+
+def names_both(bridge: str, old: str, new: str, max_chars: int = 4000) -> bool:
+    """Whether ``bridge`` names a value of ``old`` that ``new`` lacks and vice versa.
+
+    A record that mentions both the earlier value and the later one ("I've
+    started mixing some origami in with my usual embroidery") describes the
+    relation between the two records that state them, even when those two share
+    no word ("I've been getting better at embroidery" / "These days my craft
+    table is all about origami"). Values are the lexicon's value words and
+    proper nouns, compared by their five-letter roots.
+
+    Args:
+        bridge: the text that may relate the two.
+        old: the earlier record's text.
+        new: the later record's text.
+        max_chars: reading bound per text.
+
+    Example:
+        >>> names_both("Mixing some origami in with my usual embroidery.",
+        ...            "Getting better at embroidery.", "My craft table is all origami.")
+        True
+        >>> names_both("Embroidery again today.", "Getting better at embroidery.",
+        ...            "My craft table is all origami.")
+        False
+
+    Raises:
+        InvalidRecordError: a text is not a string.
+        ConfigError: ``max_chars`` is not a positive int.
+    """
+    for name, text in (("bridge", bridge), ("old", old), ("new", new)):
+        if not isinstance(text, str):
+            raise InvalidRecordError(f"{name} must be a str, got {type(text).__name__}")
+    if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 1:
+        raise ConfigError(f"max_chars must be a positive int, got {max_chars!r}")
+    rb, ro, rn = (_value_roots(t[:max_chars]) for t in (bridge, old, new))
+    return bool((ro - rn) & rb) and bool((rn - ro) & rb)
+
+
+def value_roots(text: str, max_chars: int = 4000) -> frozenset[str]:
+    """The values a text names: its value words and proper nouns, as five-letter roots.
+
+    Slot words ("pet", "job"), greetings, stop words and change wording are not
+    values. Used to compare which values two records name (:func:`names_both`,
+    the offline answerer's clause choice).
+
+    Example:
+        >>> sorted(value_roots("I no longer keep a corn snake. Now I've got a gecko!"))
+        ['corn', 'gecko']
+
+    Raises:
+        InvalidRecordError: ``text`` is not a string.
+        ConfigError: ``max_chars`` is not a positive int.
+    """
+    if not isinstance(text, str):
+        raise InvalidRecordError(f"text must be a str, got {type(text).__name__}")
+    if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 1:
+        raise ConfigError(f"max_chars must be a positive int, got {max_chars!r}")
+    return _value_roots(text[:max_chars])
+
+
+@functools.lru_cache(maxsize=8192)
+def _value_roots(body: str) -> frozenset[str]:
+    return _analyze(body, _default_lexicon()).roots
 
 
 _SENTENCE_END = re.compile(
@@ -1924,8 +2002,8 @@ class OfflineJudge(BaseJudge):
         if verdict is not None:
             return verdict
         if fam is None:
-            return self._close_change(inp, fo, fn, st_new, pv) or keep_both_verdict(
-                "no shared state slot")
+            return self._close_change(inp, fo, fn, st_new, pv) or self._outcome(
+                inp, pv, fo, fn) or keep_both_verdict("no shared state slot")
         if fo.ends:
             return keep_both_verdict("the old record already states an ended state", slot=fam)
         # R11 scope: a qualifier while the old value is re-affirmed
@@ -2094,7 +2172,33 @@ class OfflineJudge(BaseJudge):
             pv.close and (fo.preference or fo.habitual or fo.still))):
             return self._verdict(inp, pv, "coexist", "scope",
                                  f"{fam} can hold several values at once", 0.5)
-        return keep_both_verdict(f"no change of {fam} stated", slot=fam)
+        return self._outcome(inp, pv, fo, fn) or keep_both_verdict(
+            f"no change of {fam} stated", slot=fam)
+
+    def _outcome(self, inp: JudgeInput, pv: _PairView, fo: _Features,
+                 fn: _Features) -> Verdict | None:
+        """R17: the new record states the value a described change brought in.
+
+        The old record describes a change and names two values ("branching out
+        from chess, and Wingspan keeps catching my attention"); the new record
+        states a value it shares with it as the speaker's own standing fact
+        ("hooked on Wingspan"), while the old record also names one the new
+        record lacks (the earlier value): the new record is that change's outcome. The
+        old record still names the earlier value, so the two coexist (the
+        write graph's bridge closure then links the earlier state too).
+        """
+        same_value = bool(pv.shared_entities or pv.shared_slot_value)
+        if not (same_value and pv.old_only
+                and (fo.change_any or fo.additive) and not fo.ends and not fo.negated
+                and not fo.irrealis and fn.self_ref and not fn.episodic and not fn.negated
+                and not fn.ends and not fn.future and not fn.irrealis):
+            return None
+        if not fn.self_subject and _spans(self._lex.patterns["other_people"], fn.norm):
+            return None  # "my sister does pilates": someone else's habit
+        what = pv.family or "state"
+        return self._verdict(inp, pv, "coexist", "scope",
+                             f"the new record states the {what} the old record's change "
+                             "brought in", 0.5)
 
     @staticmethod
     def _someone_elses(f: _Features, slot_spans: list[_Span]) -> bool:

@@ -36,6 +36,10 @@ For every new memory (paper, Algorithm 1, lines 2-7):
    * superseding a transition record that was not completed yet also links
      the new record to the state that transition evolved from (``supersedes``),
      so the old and the new state are directly linked;
+   * bridge closure: coexisting with a record that says something changed and
+     names both a value of an older coexisting record and a value of the new
+     one ("mixing some origami in with my usual embroidery") also links the new
+     record and that older one as coexisting (:meth:`WriteNodes._bridged`);
    * the slot: if the best kept verdict names a slot family and the record has
      no slot, the record gets ``"<family>:<speaker>"`` (or ``"<family>"``).
 
@@ -109,6 +113,8 @@ from langchain_atma.bank.judge import (
     OfflineJudge,
     Verdict,
     keep_both_verdict,
+    names_both,
+    text_cues,
     validate_verdict,
     verdict_to_decision,
 )
@@ -591,10 +597,53 @@ class WriteNodes:
                                                     reason="state the transition evolved from"))
                         used.add(src)
         decisions += extra
+        decisions += self._bridged(rec, decisions, by_id, used)
         decisions += [d for d in self._history([t[2] for t in kept], history)
                       if d.target_id not in used]
         best = kept[0][0] if kept else ranked[0][0]
         return decisions, verdict_by, best.slot
+
+    @staticmethod
+    def _bridged(
+        rec: MemoryRecord,
+        decisions: list[CommitDecision],
+        by_id: dict[str, MemoryRecord],
+        used: set[str],
+    ) -> list[CommitDecision]:
+        """Coexistence through a record that names both values (bridge closure).
+
+        When the new record coexists with a bridge record B, B coexists with an
+        older active record O, and B's text names a value of O that the new
+        record lacks and a value of the new record that O lacks
+        (:func:`~langchain_atma.bank.judge.names_both`: "mixing some origami in
+        with my usual embroidery"), the new record also coexists with O: B
+        describes how the two relate. B must say that something changed (it
+        describes a change: ``TextCues.shift``) and O must not (O is a plain
+        earlier state, not another change description that merely shares B's
+        wording). One link per
+        bridge, no judge call.
+        """
+        out: list[CommitDecision] = []
+        for d in decisions:
+            bridge = by_id.get(d.target_id)
+            if bridge is None or d.action not in (CommitAction.COEXIST,
+                                                  CommitAction.SCOPED_EXCEPTION) \
+                    or not text_cues(bridge.content).shift:
+                continue
+            for src in bridge.targets(LinkType.COEXISTS, LinkType.SCOPED_EXCEPTION):
+                old = by_id.get(src)
+                if (old is None or src in used or src == rec.id
+                        or old.status is not RecordStatus.ACTIVE
+                        or (old.time, old.seq) > (bridge.time, bridge.seq)
+                        or text_cues(old.content).shift
+                        or not names_both(bridge.content, old.content, rec.content)):
+                    continue
+                out.append(CommitDecision(
+                    action=CommitAction.COEXIST, target_id=src,
+                    reason=f"coexists through {bridge.id}, which names both values"))
+                used.add(src)
+                break
+        return out
 
     @staticmethod
     def _history(

@@ -62,6 +62,7 @@ __all__ = [
     "OfflineAnswerer",
     "create_answer_chain",
     "failure_message",
+    "state_clauses",
 ]
 
 AnswerStatus = Literal["answered", "no_evidence", "failed"]
@@ -143,18 +144,26 @@ class OfflineAnswerer:
 
     With ``use_labels=False`` (host baseline, "-QA label" ablation) the first
     row is always used. The answer is the chosen content with control
-    characters removed and whitespace collapsed, cut to ``max_chars``.
+    characters removed and whitespace collapsed, cut to ``max_chars``. For the
+    current and historical views, when the chosen record also restates a value
+    of its in-packet state partner ("I still adore orchids, but lately I keep
+    buying lilies"), only the clauses about its own state are kept
+    (:func:`state_clauses`): the answer follows the requested view, not both.
 
     Args:
         use_labels: follow state labels (True) or always take the first row.
         max_chars: most characters of the answer.
+        state_clauses: drop the clauses that restate the partner's value
+            (default True).
     """
 
-    def __init__(self, *, use_labels: bool = True, max_chars: int = MAX_ROW_CHARS) -> None:
+    def __init__(self, *, use_labels: bool = True, max_chars: int = MAX_ROW_CHARS,
+                 state_clauses: bool = True) -> None:
         if max_chars < 1:
             raise ConfigError(f"max_chars must be >= 1, got {max_chars}")
         self.use_labels = use_labels
         self.max_chars = max_chars
+        self.state_clauses = state_clauses
 
     def choose(self, view: QueryView, rows: Sequence[EvidenceRow]) -> EvidenceRow | None:
         """The row the rule picks for ``view`` (``None`` for no rows)."""
@@ -223,7 +232,13 @@ class OfflineAnswerer:
         row = self.choose(prof.view, items)
         if row is None:
             return _no_evidence(prof.view)
-        text = clean_text(row.record.content, self.max_chars)
+        content = row.record.content
+        if self.use_labels and self.state_clauses and prof.view in (QueryView.CURRENT,
+                                                                    QueryView.HISTORICAL):
+            partners = [r.record.content for r in items
+                        if r.id != row.id and r.id in set(row.record.targets(*_PAIR_LINKS))]
+            content = state_clauses(content, partners)
+        text = clean_text(content, self.max_chars)
         return Answer(answer=text, view=prof.view, evidence_ids=[row.id], status="answered")
 
     async def aanswer(
@@ -234,6 +249,58 @@ class OfflineAnswerer:
     ) -> Answer:
         """Async :meth:`answer` (no I/O; same result)."""
         return self.answer(question, profile, rows)
+
+
+_CLAUSE_SPLIT = re.compile(
+    r"(?<=[.!?;])\s+|,?\s+\bbut\b\s+|,\s+(?:and|while|although|though|whereas)\s+",
+    re.IGNORECASE)
+
+
+def state_clauses(text: str, partners: Sequence[str]) -> str:
+    """The clauses of ``text`` about its own state, without those restating a partner's.
+
+    A record often names the other state of its pair while stating its own ("I
+    no longer keep a corn snake. Now I've got a gecko"). A clause (a sentence,
+    or a part joined by "but", ", and", "while", "although") that names a value
+    both records name (:func:`~langchain_atma.bank.judge.value_roots`, here
+    ``corn``) and says that it ended or merely continues ("no longer", "no
+    more", "still") is about the other state: it is dropped, when at least one
+    clause remains that names a value of its own. Otherwise the text is
+    returned whole.
+
+    Args:
+        text: the chosen record's text.
+        partners: the texts of the records it is state-linked to.
+
+    Example:
+        >>> state_clauses("I still adore orchids, but lately I keep buying lilies.",
+        ...               ["Orchids always make me smile."])
+        'lately I keep buying lilies.'
+        >>> state_clauses("I moved to Denver.", ["I live in Boston."])
+        'I moved to Denver.'
+
+    Raises:
+        InvalidRecordError: ``text`` or a partner is not a string.
+    """
+    from langchain_atma.bank.judge import text_cues, value_roots
+
+    if not isinstance(text, str) or not all(isinstance(p, str) for p in partners):
+        raise InvalidRecordError("state_clauses takes a text and a list of texts")
+    if not partners:
+        return text
+    theirs = frozenset().union(*(value_roots(p) for p in partners))
+    restated = value_roots(text) & theirs
+    if not restated:
+        return text
+    clauses = [c.strip() for c in _CLAUSE_SPLIT.split(text) if c and c.strip()]
+    def other_state(c: str) -> bool:
+        cues = text_cues(c)
+        return bool(value_roots(c) & restated) and (cues.ending or cues.still)
+
+    keep = [c for c in clauses if not other_state(c)]
+    if len(keep) == len(clauses) or not any(value_roots(c) - theirs for c in keep):
+        return text
+    return " ".join(keep)
 
 
 def create_answer_chain(model: BaseChatModel, *, with_labels: bool = True) -> Runnable[Any, str]:

@@ -27,6 +27,14 @@ Priority (first rule that applies wins):
    with a successor is not the live state).
 6. **retrieved memory** - everything else (no status, no state relation).
 
+View refinement (:func:`label_rows` with ``view=QueryView.HISTORICAL`` only): of
+two rows labelled *current memory* that are tied by a ``coexists`` /
+``scoped_exception`` link, the earlier one (record time, then write order) is
+relabelled **historical memory**. Both facts are still true, but a question
+about the earlier state ("what did she originally like?") asks for the one
+stated first, and the label tells the answer model which that is. Other views
+keep both as current memory.
+
 Host metadata accepted as "stale" (keys are case-sensitive, values are not):
 
 * ``state``, ``status``, ``lifecycle`` or ``memory_state`` with a string value
@@ -51,7 +59,7 @@ from collections.abc import Iterable
 
 from langchain_atma.errors import InvalidRecordError
 from langchain_atma.records import LinkType, MemoryRecord, RecordStatus
-from langchain_atma.retrieval.packets import EvidenceLabel, EvidenceRow
+from langchain_atma.retrieval.packets import EvidenceLabel, EvidenceRow, QueryView
 
 __all__ = [
     "STALE_FLAG_KEYS",
@@ -134,12 +142,47 @@ def project_label(row: EvidenceRow) -> EvidenceLabel:
     return EvidenceLabel.RETRIEVED
 
 
-def label_rows(rows: Iterable[EvidenceRow]) -> list[EvidenceRow]:
+def label_rows(
+    rows: Iterable[EvidenceRow], view: QueryView | str | None = None
+) -> list[EvidenceRow]:
     """Copies of the rows, in the same order, with ``label`` set by :func:`project_label`.
 
+    With ``view="historical"``, the earlier row of two coexisting *current
+    memory* rows is labelled *historical memory* (see the module docstring).
     The input rows are not modified.
 
+    Example:
+        >>> from langchain_atma.records import Link, LinkType, MemoryRecord
+        >>> from langchain_atma.retrieval.packets import Bucket, EvidenceRow
+        >>> old = MemoryRecord(id="a", namespace="t", content="I love tulips.", time=1,
+        ...                    links=[Link(type=LinkType.COEXISTS, target="b")])
+        >>> new = MemoryRecord(id="b", namespace="t", content="Lately: sunflowers.", time=2,
+        ...                    links=[Link(type=LinkType.COEXISTS, target="a")])
+        >>> rows = [EvidenceRow(record=r, bucket=Bucket.SEED) for r in (old, new)]
+        >>> [r.label.value for r in label_rows(rows, view="historical")]
+        ['historical memory', 'current memory']
+        >>> [r.label.value for r in label_rows(rows, view="current")]
+        ['current memory', 'current memory']
+
     Raises:
-        InvalidRecordError: when an item is not an :class:`EvidenceRow`.
+        InvalidRecordError: when an item is not an :class:`EvidenceRow`, or
+            ``view`` is not a query view.
     """
-    return [row.model_copy(update={"label": project_label(row)}) for row in rows]
+    try:
+        v = None if view is None else QueryView(view)
+    except ValueError:
+        raise InvalidRecordError(f"unknown query view {view!r}") from None
+    out = [row.model_copy(update={"label": project_label(row)}) for row in rows]
+    if v is not QueryView.HISTORICAL:
+        return out
+    by_id = {r.id: r for r in out if r.label is EvidenceLabel.CURRENT}
+    earlier: set[str] = set()
+    for r in by_id.values():
+        key = (r.record.time, r.record.seq)
+        for t in r.record.targets(LinkType.COEXISTS, LinkType.SCOPED_EXCEPTION):
+            p = by_id.get(t)
+            if p is not None and p.id != r.id and (p.record.time, p.record.seq) > key:
+                earlier.add(r.id)
+                break
+    return [r.model_copy(update={"label": EvidenceLabel.HISTORICAL}) if r.id in earlier else r
+            for r in out]

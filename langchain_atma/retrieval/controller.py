@@ -393,7 +393,7 @@ def _state_links() -> tuple[LinkType, ...]:
 
 def _chains(
     rows: Sequence[EvidenceRow], window: int, margin: float | None = None
-) -> list[list[EvidenceRow]]:
+) -> list[tuple[list[EvidenceRow], set[str]]]:
     """State chains inside the pool touched by a seed ranked in the first ``window``.
 
     With ``margin``, a seed nominates its chain only when its host score is within
@@ -421,17 +421,42 @@ def _chains(
     groups: dict[str, list[EvidenceRow]] = {}
     for r in sorted(rows, key=lambda r: r.prerank):
         groups.setdefault(find(r.id), []).append(r)
-    chains: list[tuple[int, list[EvidenceRow]]] = []
+    chains: list[tuple[int, list[EvidenceRow], set[str]]] = []
     for members in groups.values():
-        seeds = [
-            m.prerank for m in members
-            if m.bucket is Bucket.SEED
+        anchors = [
+            m for m in members
+            if m.bucket is Bucket.SEED and m.prerank < window
             and (floor is None or m.score is None or m.score >= floor)
         ]
         has_links = any(lk.type in state for m in members for lk in m.record.links)
-        if seeds and min(seeds) < window and has_links:
-            chains.append((min(seeds), members))
-    return [c for _, c in sorted(chains, key=lambda p: p[0])]
+        if anchors and has_links:
+            chains.append((min(m.prerank for m in anchors), members, {m.id for m in anchors}))
+    return [(c, a) for _, c, a in sorted(chains, key=lambda p: p[0])]
+
+
+def _anchor_distance(chain: list[EvidenceRow], anchors: set[str]) -> dict[str, int]:
+    """State-link distance of each chain member from the nearest anchor seed.
+
+    Stepping onto a transition record costs nothing (old -> transition -> new is
+    one change). Members not reachable from an anchor are absent.
+    """
+    by_id = {r.id: r for r in chain}
+    state = _state_links()
+    best = dict.fromkeys(anchors, 0)
+    frontier = list(anchors)
+    while frontier:
+        nxt: list[str] = []
+        for rid in frontier:
+            for lk in by_id[rid].record.links:
+                t = lk.target
+                if lk.type not in state or t not in by_id:
+                    continue
+                cost = best[rid] + (0 if _is_transition(by_id[t]) else 1)
+                if cost < best.get(t, 1 << 30):
+                    best[t] = cost
+                    nxt.append(t)
+        frontier = nxt
+    return best
 
 
 def _is_transition(row: EvidenceRow) -> bool:
@@ -526,6 +551,13 @@ class OfflineController:
       successor;
     * **neutral**: nothing, the pre-rank stands.
 
+    Inside a chain, current and historical picks are ordered by their state-link
+    distance from the seeds that nominated the chain (stepping onto a transition
+    record is free), the rule's own order breaking ties: links written for other
+    facts can join several facts into one chain, and the part next to the seeds
+    that matched the question is the part it is about. ``hops`` also drops
+    members farther than that from those seeds.
+
     Only chains touched by a seed within the first ``window`` pre-rank
     positions (default: the packet size ``k``) and whose host similarity is
     within ``margin`` of the best seed's are considered, so a chain that a weak
@@ -537,6 +569,8 @@ class OfflineController:
         window: seed positions that may nominate a chain (default: ``k``).
         margin: maximum similarity gap to the best seed (default 0.1; ``None``
             disables the guard).
+        hops: keep only chain members within this many state links of a
+            nominating seed (default ``None``: the whole chain, nearest first).
 
     Example:
         >>> OfflineController().name
@@ -545,9 +579,16 @@ class OfflineController:
 
     name = "offline"
 
-    def __init__(self, *, window: int | None = None, margin: float | None = 0.1) -> None:
+    def __init__(
+        self, *, window: int | None = None, margin: float | None = 0.1,
+        hops: int | None = None,
+    ) -> None:
         self.window = None if window is None else validate_k(window, "window")
         self.margin = margin
+        if hops is not None and (isinstance(hops, bool) or not isinstance(hops, int)
+                                 or hops < 0):
+            raise ConfigError(f"hops must be an int >= 0 or None, got {hops!r}")
+        self.hops = hops
 
     def select(
         self, profile: QueryProfile, rows: Sequence[EvidenceRow], *, k: int
@@ -565,12 +606,20 @@ class OfflineController:
             QueryView.HISTORICAL: _historical_picks,
             QueryView.TRANSITION: _transition_picks,
         }
-        for chain in chains:
+        for full_chain, anchors in chains:
+            # a chain can join several facts through links of other writes: keep the
+            # part around the seeds that matched the question, nearest first
+            dist = _anchor_distance(full_chain, anchors)
+            chain = [r for r in full_chain if r.id in dist
+                     and (self.hops is None or dist[r.id] <= self.hops)]
             heads = _current_picks(chain)
             olds = _historical_picks(chain)
             if heads and olds:
                 contrast.append([heads[0].candidate_id, olds[0].candidate_id])
-            for pick in rule[view](chain):
+            picks_here = rule[view](chain)
+            if view is not QueryView.TRANSITION:  # transition picks keep change order
+                picks_here.sort(key=lambda p: dist[p.candidate_id])  # stable
+            for pick in picks_here:
                 if len(picks) < limit and pick.candidate_id not in seen:
                     seen.add(pick.candidate_id)
                     picks.append(pick.model_copy(update={"rank": len(picks) + 1}))

@@ -432,3 +432,38 @@ def test_offline_controller_ignores_chains_of_weak_seeds():
     assert guarded.selected == []  # a grazing seed does not push its chain forward
     unguarded = OfflineController(margin=None).select(profile, rows, k=5)
     assert [p.candidate_id for p in unguarded.selected] == ["new"]
+
+
+def _joined_chains():
+    """Two facts joined by a stray link: the question's seed sits on the second.
+
+    roommate: r_old (superseded) -> r_new; city: c_old (superseded, later in time)
+    -> c_new, and a stray supersession c_new -> r_old joins the two chains.
+    """
+    c_old = rec("c_old", "summer in Sacramento", "superseded", [("superseded_by", "c_new")],
+                t="2023-03-01")
+    c_new = rec("c_new", "signed a lease in Raleigh", "active",
+                [("supersedes", "c_old"), ("supersedes", "r_old")], t="2023-06-01")
+    r_old = rec("r_old", "my roommate Yuki", "superseded",
+                [("superseded_by", "r_new"), ("superseded_by", "c_new")], t="2023-01-01")
+    r_new = rec("r_new", "Yuki moved out, Malik is my roommate", "active",
+                [("supersedes", "r_old")], t="2023-05-01")
+    return [row(r_new, prerank=0), row(rec("x", "unrelated"), prerank=1),
+            row(c_old, Bucket.RELATION, 2, "supersedes", "c_new"),
+            row(c_new, Bucket.RELATION, 3, "superseded_by", "r_old"),
+            row(r_old, Bucket.RELATION, 4, "supersedes", "r_new")]
+
+
+def test_offline_picks_nearest_the_nominating_seed_first():
+    rows = _joined_chains()
+    hist = OfflineController().select(P("historical"), rows, k=5)
+    # r_old is one link from the seed; c_old (the most recent superseded record of the
+    # joined chain) is three links away
+    assert [p.candidate_id for p in hist.selected][:2] == ["r_old", "c_old"]
+    cur = OfflineController().select(P("current"), rows, k=5)
+    assert [p.candidate_id for p in cur.selected] == ["r_new", "c_new"]
+    # hops: members farther than that from the seed are left out
+    near = OfflineController(hops=1).select(P("historical"), rows, k=5)
+    assert [p.candidate_id for p in near.selected] == ["r_old"]
+    with pytest.raises(ConfigError):
+        OfflineController(hops=-1)

@@ -236,3 +236,44 @@ def test_value_rule_compares_what_is_measured_not_the_rate(minilm) -> None:  # n
              "Rent is $2,200 a month these days.").action == "supersede"
     assert v("I volunteer 4 hours a month at the shelter.",
              "My volunteer schedule is 19 hours a month these days.").action == "supersede"
+
+
+@pytest.mark.parametrize(("old", "new", "action"), [
+    # the old record describes a change and names the value the new one states: coexist
+    ("Started swapping some of my yoga sessions for pilates.",
+     "Pilates twice a week keeps me sane.", "coexist"),
+    ("lately i keep trading my usual espresso for matcha, matcha is winning",
+     "matcha is my go-to drink now, honestly", "coexist"),
+    # someone else's habit, a denial, a plan, one episode: no link
+    ("Started swapping some of my yoga sessions for pilates.",
+     "My sister does pilates twice a week.", "keep_both"),
+    ("Started swapping some of my yoga sessions for pilates.", "I never do pilates.",
+     "keep_both"),
+    ("Started swapping some of my yoga sessions for pilates.",
+     "I might try pilates next year.", "keep_both"),
+    ("Started swapping some of my yoga sessions for pilates.",
+     "Pilates class was brutal today.", "keep_both"),
+    # the old record describes no change: this rule does not apply
+    ("Yoga and pilates are both fun.", "Pilates twice a week keeps me sane.", "keep_both"),
+])
+def test_outcome_of_a_described_change(old: str, new: str, action: str) -> None:
+    v = _judge(old, new, similarity=0.6)
+    assert v.action == action, v.reason
+    if action == "coexist":
+        assert "change brought in" in v.reason
+        assert v.suggested_links and v.suggested_links[0].type.value == "coexists"
+
+
+def test_names_both_values() -> None:
+    from langchain_atma.bank.judge import names_both
+    from langchain_atma.errors import ConfigError, InvalidRecordError
+
+    bridge = "Lately I'm easing off watercolour, charcoal sketching keeps pulling me in."
+    assert names_both(bridge, "Watercolour is how I unwind.", "Charcoal fills my evenings.")
+    # only one side named, or the two sides share every named value
+    assert not names_both(bridge, "Pottery is how I unwind.", "Charcoal fills my evenings.")
+    assert not names_both(bridge, "Watercolour is how I unwind.", "Watercolour again today.")
+    with pytest.raises(InvalidRecordError):
+        names_both(bridge, None, "x")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError):
+        names_both(bridge, "a", "b", max_chars=0)

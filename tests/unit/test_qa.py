@@ -19,6 +19,7 @@ from langchain_atma.qa.answerer import (
     LLMAnswerer,
     OfflineAnswerer,
     create_answer_chain,
+    state_clauses,
 )
 from langchain_atma.qa.labels import label_rows, metadata_marks_stale, project_label
 from langchain_atma.qa.prompts import (
@@ -127,6 +128,29 @@ def test_label_rows_returns_labelled_copies_in_order() -> None:
     assert [r.record.content for r in out] == ["a", "b", "c"]
     assert all(r.label is None for r in rows)  # inputs untouched
     assert label_rows([]) == []
+
+
+def test_historical_view_labels_the_earlier_of_two_coexisting_states() -> None:
+    old = _rec("I love tulips.", id="o", time=1, links=[Link(type="coexists", target="n")])
+    new = _rec("Lately sunflowers.", id="n", time=2, links=[Link(type="coexists", target="o")])
+    lone = _rec("I play chess.", id="c", time=0)
+    rows = [_row(new), _row(lone), _row(old)]
+    assert [r.label for r in label_rows(rows, view="historical")] == [
+        L.CURRENT, L.CURRENT, L.HISTORICAL]
+    # the same time: the write order decides
+    a = _rec("x", id="a", time=5, seq=1, links=[Link(type="scoped_exception", target="b")])
+    b = _rec("y", id="b", time=5, seq=2, links=[Link(type="scoped_exception", target="a")])
+    assert [r.label for r in label_rows([_row(a), _row(b)], view=QueryView.HISTORICAL)] == [
+        L.HISTORICAL, L.CURRENT]
+    # other views, no view, or a partner outside the packet: both stay current
+    for view in ("current", "neutral", "transition", None):
+        assert [r.label for r in label_rows(rows, view=view)] == [L.CURRENT] * 3
+    assert label_rows([_row(old)], view="historical")[0].label is L.CURRENT
+    # a superseded partner is not a coexisting state
+    gone = _rec("z", id="n", time=2, status="superseded", links=[Link(type="coexists", target="o")])
+    assert label_rows([_row(old), _row(gone)], view="historical")[0].label is L.CURRENT
+    with pytest.raises(InvalidRecordError):
+        label_rows(rows, view="yesterday")
 
 
 def test_project_label_rejects_non_rows() -> None:
@@ -466,3 +490,43 @@ def test_offline_view_follows_time_order_inside_a_state_pair() -> None:
     rows2 = [*rows, _row(new_city), _row(old_city)]
     assert OfflineAnswerer().answer("q", _prof(QueryView.HISTORICAL), rows2).answer == (
         "I live in Boston.")
+
+
+@pytest.mark.parametrize(("text", "partners", "expected"), [
+    # the clause that restates the partner's value is dropped
+    ("Still love my old Corolla, but these days I mostly ride a Vespa.",
+     ["My Corolla gets me everywhere."], "these days I mostly ride a Vespa."),
+    ("No more shifts at Dunmore Clinic. Started at Halvorsen Dental on Monday.",
+     ["I work at Dunmore Clinic."], "Started at Halvorsen Dental on Monday."),
+    ("Sessions with Ravi have ended, and Marguerite coaches me now.",
+     ["Ravi coaches me on Saturdays."], "Marguerite coaches me now."),
+    # nothing restated, no partner, or no clause with a value of its own: whole text
+    ("Moved to Tacoma in May.", ["I live in Fresno."], "Moved to Tacoma in May."),
+    ("I still love the Corolla.", [], "I still love the Corolla."),
+    ("I sold the Corolla. It was time.", ["My Corolla gets me everywhere."],
+     "I sold the Corolla. It was time."),
+    # one clause naming both values is kept whole
+    ("Swapped the Corolla for a Vespa.", ["My Corolla gets me everywhere."],
+     "Swapped the Corolla for a Vespa."),
+])
+def test_state_clauses(text: str, partners: list[str], expected: str) -> None:
+    assert state_clauses(text, partners) == expected
+
+
+def test_offline_answer_keeps_the_clauses_of_the_requested_state() -> None:
+    old = _rec("My Corolla gets me everywhere.", "superseded", [_sup_by("n")], id="o",
+               time="2023-01-01")
+    new = _rec("Still miss the Corolla, but these days I mostly ride a Vespa.",
+               links=[_sup("o")], id="n", time="2023-06-01")
+    rows = [_row(new), _row(old)]
+    assert OfflineAnswerer().answer("q", _prof(QueryView.CURRENT), rows).answer == (
+        "these days I mostly ride a Vespa.")
+    # the partner is not in the packet, or the option is off: the record as written
+    assert OfflineAnswerer().answer("q", _prof(QueryView.CURRENT), [_row(new)]).answer == (
+        new.content)
+    assert OfflineAnswerer(state_clauses=False).answer(
+        "q", _prof(QueryView.CURRENT), rows).answer == new.content
+    # the neutral view quotes the first row as written
+    assert OfflineAnswerer().answer("q", _prof(QueryView.NEUTRAL), rows).answer == new.content
+    with pytest.raises(InvalidRecordError):
+        state_clauses("x", [None])  # type: ignore[list-item]

@@ -461,3 +461,56 @@ def test_judge_sees_the_gate_scores_of_each_pair(bank: StateBank) -> None:
     # the hub score is the gate's own number, not a copy of the cosine
     assert any(abs(inp.gate_score - inp.similarity) > 1e-3 for inp in seen
                if inp.gate_score is not None and inp.similarity is not None)
+
+
+def _cox(inp: JudgeInput) -> Verdict:
+    return Verdict(conflict=False, conflict_type="scope", action="coexist", slot="hobbies",
+                   confidence=0.5, suggested_links=[SuggestedLink(type=LinkType.COEXISTS,
+                                                                  target_id=inp.old.id)])
+
+
+def _bridge_events(old: str, bridge: str, new: str) -> list[dict[str, Any]]:
+    return [{"text": t, "speaker": "Ann", "timestamp": f"2023-0{i + 1}-01", "event_id": f"b{i}"}
+            for i, t in enumerate((old, bridge, new))]
+
+
+@pytest.mark.parametrize(("old", "bridge", "new", "linked"), [
+    # the bridge names both values: the new record coexists with the old one too
+    ("Watercolour painting is how I unwind.",
+     "Lately I'm easing off watercolour, charcoal sketching keeps pulling me in.",
+     "Charcoal sketching fills my evenings.", True),
+    # the bridge does not name the old record's value: no closure
+    ("Watercolour painting is how I unwind.",
+     "Lately charcoal sketching keeps pulling me in.",
+     "Charcoal sketching fills my evenings.", False),
+    # the bridge states no change: it is not a description of one
+    ("Watercolour painting is how I unwind.",
+     "Watercolour and charcoal sketching are both fun.",
+     "Charcoal sketching fills my evenings.", False),
+    # the "old" record is itself a change description that only shares wording
+    ("Lately I'm easing off watercolour, pastels keep pulling me in.",
+     "Lately I'm easing off watercolour, charcoal sketching keeps pulling me in.",
+     "Charcoal sketching fills my evenings.", False),
+])
+def test_bridge_closure_links_the_states_a_change_record_names(
+    bank: StateBank, old: str, bridge: str, new: str, linked: bool
+) -> None:
+    ns = f"bridge-{linked}-{abs(hash((old, bridge))) % 10_000}"
+
+    def verdict(inp: JudgeInput) -> Verdict:
+        # the judge links each record to the one written just before it, never new-old
+        return _cox(inp) if (inp.old.content, inp.new.content) in {(old, bridge),
+                                                                    (bridge, new)} \
+            else keep_both_verdict("not this pair")
+
+    trace: list[dict[str, Any]] = []
+    rep = ingest_events(bank, _bridge_events(old, bridge, new), namespace=ns,
+                        use_sentry=False, judge=StubJudge(verdict), trace=trace)
+    recs = _by_event(bank, ns)
+    o, b, n = recs["b0"], recs["b1"], recs["b2"]
+    assert _linked(b, o, LinkType.COEXISTS) and _linked(n, b, LinkType.COEXISTS)
+    assert _linked(n, o, LinkType.COEXISTS) is linked
+    assert {r.status for r in (o, b, n)} == {RecordStatus.ACTIVE}
+    assert rep.coexistences == 2 + linked and bank.verify(ns) == []
+    applied = [t for t in trace if t["node"] == "commit"][-1]["decided"]["applied"]
+    assert (f"coexist:{o.id}" in applied) is linked

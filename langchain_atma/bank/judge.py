@@ -1356,6 +1356,15 @@ def _default_lexicon() -> _Compiled:
     return _compile(JUDGE_LEXICON)
 
 
+def _bounded_text(text: object, max_chars: object, name: str = "text") -> str:
+    """``text`` cut to ``max_chars`` after checking both (public text helpers)."""
+    if not isinstance(text, str):
+        raise InvalidRecordError(f"{name} must be a str, got {type(text).__name__}")
+    if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 1:
+        raise ConfigError(f"max_chars must be a positive int, got {max_chars!r}")
+    return text[:max_chars]
+
+
 def text_cues(text: str, max_chars: int = 4000) -> TextCues:
     """The lexicon cues of a text (cached; deterministic, no model).
 
@@ -1373,11 +1382,7 @@ def text_cues(text: str, max_chars: int = 4000) -> TextCues:
         InvalidRecordError: ``text`` is not a string.
         ConfigError: ``max_chars`` is not a positive int.
     """
-    if not isinstance(text, str):
-        raise InvalidRecordError(f"text must be a str, got {type(text).__name__}")
-    if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 1:
-        raise ConfigError(f"max_chars must be a positive int, got {max_chars!r}")
-    return _text_cues(text[:max_chars])
+    return _text_cues(_bounded_text(text, max_chars))
 
 
 @functools.lru_cache(maxsize=8192)
@@ -1426,12 +1431,8 @@ def names_both(bridge: str, old: str, new: str, max_chars: int = 4000) -> bool:
         InvalidRecordError: a text is not a string.
         ConfigError: ``max_chars`` is not a positive int.
     """
-    for name, text in (("bridge", bridge), ("old", old), ("new", new)):
-        if not isinstance(text, str):
-            raise InvalidRecordError(f"{name} must be a str, got {type(text).__name__}")
-    if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 1:
-        raise ConfigError(f"max_chars must be a positive int, got {max_chars!r}")
-    rb, ro, rn = (_value_roots(t[:max_chars]) for t in (bridge, old, new))
+    rb, ro, rn = (_value_roots(_bounded_text(t, max_chars, name))
+                  for name, t in (("bridge", bridge), ("old", old), ("new", new)))
     return bool((ro - rn) & rb) and bool((rn - ro) & rb)
 
 
@@ -1450,11 +1451,7 @@ def value_roots(text: str, max_chars: int = 4000) -> frozenset[str]:
         InvalidRecordError: ``text`` is not a string.
         ConfigError: ``max_chars`` is not a positive int.
     """
-    if not isinstance(text, str):
-        raise InvalidRecordError(f"text must be a str, got {type(text).__name__}")
-    if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 1:
-        raise ConfigError(f"max_chars must be a positive int, got {max_chars!r}")
-    return _value_roots(text[:max_chars])
+    return _value_roots(_bounded_text(text, max_chars))
 
 
 @functools.lru_cache(maxsize=8192)

@@ -145,15 +145,15 @@ class OfflineAnswerer:
     With ``use_labels=False`` (host baseline, "-QA label" ablation) the first
     row is always used. The answer is the chosen content with control
     characters removed and whitespace collapsed, cut to ``max_chars``. For the
-    current and historical views, when the chosen record also restates a value
-    of its in-packet state partner ("I still adore orchids, but lately I keep
-    buying lilies"), only the clauses about its own state are kept
-    (:func:`state_clauses`): the answer follows the requested view, not both.
+    current and historical views, when the chosen record also says that a value
+    of its in-packet state partner ended ("I no longer keep a corn snake. Now
+    I've got a gecko"), that clause is dropped (:func:`state_clauses`): the
+    answer follows the requested view, not both.
 
     Args:
         use_labels: follow state labels (True) or always take the first row.
         max_chars: most characters of the answer.
-        state_clauses: drop the clauses that restate the partner's value
+        state_clauses: drop the clauses that say the partner's value ended
             (default True).
     """
 
@@ -263,19 +263,20 @@ def state_clauses(text: str, partners: Sequence[str]) -> str:
     no longer keep a corn snake. Now I've got a gecko"). A clause (a sentence,
     or a part joined by "but", ", and", "while", "although") that names a value
     both records name (:func:`~langchain_atma.bank.judge.value_roots`, here
-    ``corn``) and says that it ended or merely continues ("no longer", "no
-    more", "still") is about the other state: it is dropped, when at least one
-    clause remains that names a value of its own. Otherwise the text is
-    returned whole.
+    ``corn``) and says that it ended ("no longer", "no more", "have ended") is
+    about the other state: it is dropped, when at least one clause remains that
+    names a value of its own. A "still" clause stays: what still holds is part
+    of the current state ("I still love sushi, but only on Fridays"). Otherwise
+    the text is returned whole.
 
     Args:
         text: the chosen record's text.
         partners: the texts of the records it is state-linked to.
 
     Example:
-        >>> state_clauses("I still adore orchids, but lately I keep buying lilies.",
-        ...               ["Orchids always make me smile."])
-        'lately I keep buying lilies.'
+        >>> state_clauses("I no longer keep a corn snake. Now I've got a gecko!",
+        ...               ["My corn snake is shedding again."])
+        "Now I've got a gecko!"
         >>> state_clauses("I moved to Denver.", ["I live in Boston."])
         'I moved to Denver.'
 
@@ -294,8 +295,7 @@ def state_clauses(text: str, partners: Sequence[str]) -> str:
         return text
     clauses = [c.strip() for c in _CLAUSE_SPLIT.split(text) if c and c.strip()]
     def other_state(c: str) -> bool:
-        cues = text_cues(c)
-        return bool(value_roots(c) & restated) and (cues.ending or cues.still)
+        return bool(value_roots(c) & restated) and text_cues(c).ending
 
     keep = [c for c in clauses if not other_state(c)]
     if len(keep) == len(clauses) or not any(value_roots(c) - theirs for c in keep):

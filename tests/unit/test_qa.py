@@ -493,9 +493,13 @@ def test_offline_view_follows_time_order_inside_a_state_pair() -> None:
 
 
 @pytest.mark.parametrize(("text", "partners", "expected"), [
-    # the clause that restates the partner's value is dropped
-    ("Still love my old Corolla, but these days I mostly ride a Vespa.",
+    # the clause that says the partner's value ended is dropped
+    ("Sold the Corolla, but these days I mostly ride a Vespa.",
      ["My Corolla gets me everywhere."], "these days I mostly ride a Vespa."),
+    # what still holds is part of the current state: kept
+    ("I still love my Corolla, but these days I mostly ride a Vespa.",
+     ["My Corolla gets me everywhere."],
+     "I still love my Corolla, but these days I mostly ride a Vespa."),
     ("No more shifts at Dunmore Clinic. Started at Halvorsen Dental on Monday.",
      ["I work at Dunmore Clinic."], "Started at Halvorsen Dental on Monday."),
     ("Sessions with Ravi have ended, and Marguerite coaches me now.",
@@ -516,7 +520,7 @@ def test_state_clauses(text: str, partners: list[str], expected: str) -> None:
 def test_offline_answer_keeps_the_clauses_of_the_requested_state() -> None:
     old = _rec("My Corolla gets me everywhere.", "superseded", [_sup_by("n")], id="o",
                time="2023-01-01")
-    new = _rec("Still miss the Corolla, but these days I mostly ride a Vespa.",
+    new = _rec("No more Corolla for me, but these days I mostly ride a Vespa.",
                links=[_sup("o")], id="n", time="2023-06-01")
     rows = [_row(new), _row(old)]
     assert OfflineAnswerer().answer("q", _prof(QueryView.CURRENT), rows).answer == (

@@ -542,9 +542,8 @@ class AtmaStore(BaseStore):
         fields = self.index_fields if index is None or index is False else list(index)
         text = _render(value, fields)
         # validate the record text and key first (a lone surrogate, a bad key: the
-        # library's own error, nothing stored), then encode outside the lock
+        # library's own error, nothing stored)
         MemoryRecord(namespace=bank_ns, content=text, slot=key)
-        vec = self.bank.embed([text])[0]
         # the thread lock, and the bank's namespace writer lock (a file lock when the
         # bank runs on a Chroma server): read the versions, decide and commit with no
         # other writer in between, in this process or another one
@@ -573,6 +572,7 @@ class AtmaStore(BaseStore):
                     "value_json": raw,
                 },
             )
+            vec = self.bank.embed([text])[0]  # only for a value that is stored
             self._register(bank_ns, tuple(namespace), vec)
             self.bank.commit(rec, decisions, embedding=vec)
 

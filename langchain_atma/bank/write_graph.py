@@ -620,8 +620,7 @@ class WriteNodes:
         describes how the two relate. B must say that something changed (it
         describes a change: ``TextCues.shift``) and O must not (O is a plain
         earlier state, not another change description that merely shares B's
-        wording). One link per
-        bridge, no judge call.
+        wording). One link per bridge, no judge call.
         """
         out: list[CommitDecision] = []
         for d in decisions:
@@ -634,7 +633,7 @@ class WriteNodes:
                 old = by_id.get(src)
                 if (old is None or src in used or src == rec.id
                         or old.status is not RecordStatus.ACTIVE
-                        or (old.time, old.seq) > (bridge.time, bridge.seq)
+                        or old.sort_key > bridge.sort_key
                         or text_cues(old.content).shift
                         or not names_both(bridge.content, old.content, rec.content)):
                     continue

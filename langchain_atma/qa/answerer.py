@@ -180,12 +180,10 @@ class OfflineAnswerer:
         label_of = {r.id: lab for r, lab in zip(rows, labels, strict=True)}
 
         def partners(r: EvidenceRow) -> list[EvidenceRow]:
-            """Rows of the packet this row is state-linked to (either direction)."""
-            return [by_id[t] for t in dict.fromkeys(r.record.targets(*_PAIR_LINKS))
-                    if t in by_id and t != r.id]
+            return _partners(r, by_id)
 
         def later(a: EvidenceRow, b: EvidenceRow) -> bool:
-            return (a.record.time, a.record.seq) > (b.record.time, b.record.seq)
+            return a.record.sort_key > b.record.sort_key
 
         def newer_of_pair(r: EvidenceRow) -> bool:
             return any(later(r, p) for p in partners(r))
@@ -235,9 +233,8 @@ class OfflineAnswerer:
         content = row.record.content
         if self.use_labels and self.state_clauses and prof.view in (QueryView.CURRENT,
                                                                     QueryView.HISTORICAL):
-            partners = [r.record.content for r in items
-                        if r.id != row.id and r.id in set(row.record.targets(*_PAIR_LINKS))]
-            content = state_clauses(content, partners)
+            partners = _partners(row, {r.id: r for r in items})
+            content = state_clauses(content, [p.record.content for p in partners])
         text = clean_text(content, self.max_chars)
         return Answer(answer=text, view=prof.view, evidence_ids=[row.id], status="answered")
 
@@ -249,6 +246,12 @@ class OfflineAnswerer:
     ) -> Answer:
         """Async :meth:`answer` (no I/O; same result)."""
         return self.answer(question, profile, rows)
+
+
+def _partners(row: EvidenceRow, by_id: dict[str, EvidenceRow]) -> list[EvidenceRow]:
+    """Rows of the packet ``row`` is state-linked to (either direction)."""
+    return [by_id[t] for t in dict.fromkeys(row.record.targets(*_PAIR_LINKS))
+            if t in by_id and t != row.id]
 
 
 _CLAUSE_SPLIT = re.compile(
@@ -293,14 +296,13 @@ def state_clauses(text: str, partners: Sequence[str]) -> str:
     restated = value_roots(text) & theirs
     if not restated:
         return text
-    clauses = [c.strip() for c in _CLAUSE_SPLIT.split(text) if c and c.strip()]
-    def other_state(c: str) -> bool:
-        return bool(value_roots(c) & restated) and text_cues(c).ending
-
-    keep = [c for c in clauses if not other_state(c)]
-    if len(keep) == len(clauses) or not any(value_roots(c) - theirs for c in keep):
+    clauses = [(c.strip(), value_roots(c)) for c in _CLAUSE_SPLIT.split(text)
+               if c and c.strip()]
+    keep = [(c, roots) for c, roots in clauses
+            if not (roots & restated and text_cues(c).ending)]
+    if len(keep) == len(clauses) or not any(roots - theirs for _, roots in keep):
         return text
-    return " ".join(keep)
+    return " ".join(c for c, _ in keep)
 
 
 def create_answer_chain(model: BaseChatModel, *, with_labels: bool = True) -> Runnable[Any, str]:

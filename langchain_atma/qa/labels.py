@@ -178,11 +178,9 @@ def label_rows(
     by_id = {r.id: r for r in out if r.label is EvidenceLabel.CURRENT}
     earlier: set[str] = set()
     for r in by_id.values():
-        key = (r.record.time, r.record.seq)
-        for t in r.record.targets(LinkType.COEXISTS, LinkType.SCOPED_EXCEPTION):
-            p = by_id.get(t)
-            if p is not None and p.id != r.id and (p.record.time, p.record.seq) > key:
-                earlier.add(r.id)
-                break
+        if any(p is not None and p.id != r.id and p.record.sort_key > r.record.sort_key
+               for p in map(by_id.get, r.record.targets(LinkType.COEXISTS,
+                                                        LinkType.SCOPED_EXCEPTION))):
+            earlier.add(r.id)
     return [r.model_copy(update={"label": EvidenceLabel.HISTORICAL}) if r.id in earlier else r
             for r in out]

@@ -434,26 +434,28 @@ def _chains(
     return [(c, a) for _, c, a in sorted(chains, key=lambda p: p[0])]
 
 
-def _anchor_distance(chain: list[EvidenceRow], anchors: set[str]) -> dict[str, int]:
-    """State-link distance of each chain member from the nearest anchor seed.
+def _link_distance(
+    chain: list[EvidenceRow], starts: Sequence[str], types: Sequence[LinkType],
+    *, free_transitions: bool = False,
+) -> dict[str, int]:
+    """Link distance of each chain member from the nearest of ``starts``.
 
-    Stepping onto a transition record costs nothing (old -> transition -> new is
-    one change). Members not reachable from an anchor are absent.
+    Walks links of ``types``; with ``free_transitions`` stepping onto a
+    transition record costs nothing (old -> transition -> new is one change).
+    Members not reachable are absent.
     """
     by_id = {r.id: r for r in chain}
-    state = _state_links()
-    best = dict.fromkeys(anchors, 0)
-    frontier = list(anchors)
+    best = dict.fromkeys(starts, 0)
+    frontier = list(starts)
     while frontier:
         nxt: list[str] = []
         for rid in frontier:
-            for lk in by_id[rid].record.links:
-                t = lk.target
-                if lk.type not in state or t not in by_id:
+            for t in by_id[rid].record.targets(*types):
+                if t not in by_id:
                     continue
-                cost = best[rid] + (0 if _is_transition(by_id[t]) else 1)
-                if cost < best.get(t, 1 << 30):
-                    best[t] = cost
+                step = 0 if free_transitions and _is_transition(by_id[t]) else 1
+                if best[rid] + step < best.get(t, 1 << 30):
+                    best[t] = best[rid] + step
                     nxt.append(t)
         frontier = nxt
     return best
@@ -471,17 +473,7 @@ def _distance_from_head(chain: list[EvidenceRow]) -> dict[str, int]:
         if not any(t in by_id for t in r.record.targets(LinkType.SUPERSEDED_BY,
                                                          LinkType.EVOLVES_TO))
     ]
-    dist = {h: 0 for h in heads}
-    frontier = list(heads)
-    while frontier:
-        nxt = []
-        for rid in frontier:
-            for t in by_id[rid].record.targets(LinkType.SUPERSEDES, LinkType.EVOLVES_FROM):
-                if t in by_id and t not in dist:
-                    dist[t] = dist[rid] + 1
-                    nxt.append(t)
-        frontier = nxt
-    return dist
+    return _link_distance(chain, heads, (LinkType.SUPERSEDES, LinkType.EVOLVES_FROM))
 
 
 def _pick(row: EvidenceRow, role: str, reason: str, *, change: bool = False) -> ControllerPick:
@@ -609,7 +601,8 @@ class OfflineController:
         for full_chain, anchors in chains:
             # a chain can join several facts through links of other writes: keep the
             # part around the seeds that matched the question, nearest first
-            dist = _anchor_distance(full_chain, anchors)
+            dist = _link_distance(full_chain, sorted(anchors), _state_links(),
+                                  free_transitions=True)
             chain = [r for r in full_chain if r.id in dist
                      and (self.hops is None or dist[r.id] <= self.hops)]
             heads = _current_picks(chain)

@@ -824,6 +824,7 @@ class _Compiled:
     known_words: frozenset[str]
     generic: frozenset[str]
     measure_generic: frozenset[str]
+    category: frozenset[str] = frozenset()  # words of the families' generic descriptions
 
 
 def _plain_words(phrases: Sequence[str]) -> set[str]:
@@ -860,6 +861,9 @@ def _compile(lex: dict[str, Any]) -> _Compiled:
             known_words=frozenset(known | set(lex["filler"])),
             generic=frozenset(generic),
             measure_generic=frozenset(_stem(w) for w in lex["measure_generic"]),
+            category=frozenset(
+                _stem(w) for descs in (lex.get("prototypes") or {}).values()
+                for d in descs for w in re.findall(r"[a-z]+", d.lower())),
         )
     except (KeyError, TypeError, AttributeError) as exc:
         raise ConfigError(f"judge lexicon is missing or malformed: {exc}") from exc
@@ -1392,15 +1396,32 @@ def _text_cues(body: str) -> TextCues:
     whole = _analyze(body, lex)
     shift = bool(whole.change_any or whole.ends or whole.additive or whole.replaced_ref)
     change = shift or whole.still
+    # only the speaker's own statements can change the speaker's state: a sentence
+    # about the listener ("congrats on the new job!", "your support means a lot") is
+    # not one, whatever change wording it has
+    own = [f for f in sentences if f.statement and not _about_listener(f)]
     return TextCues(
         statement=any(f.statement for f in sentences),
         change=change,
-        actionable=change or bool(whole.numbers or whole.scope or whole.process
-                                  or whole.handover or whole.from_to),
+        actionable=any(_acts(f) for f in own),
         shift=shift,
         ending=bool(whole.ends or whole.negation),
         still=whole.still,
     )
+
+
+_TO_LISTENER = _LISTENER | {"congrats", "congratulations"}
+
+
+def _about_listener(f: _Features) -> bool:
+    """A sentence addressed to the listener: second person, no first-person subject."""
+    return bool(set(f.tokens) & _TO_LISTENER) and not f.self_subject
+
+
+def _acts(f: _Features) -> bool:
+    """Whether a sentence has something the change rules act on (``actionable``)."""
+    return bool(f.change_any or f.ends or f.additive or f.replaced_ref or f.still
+                or f.numbers or f.scope or f.process or f.handover or f.from_to)
 
 
 def names_both(bridge: str, old: str, new: str, max_chars: int = 4000) -> bool:
@@ -1439,13 +1460,16 @@ def names_both(bridge: str, old: str, new: str, max_chars: int = 4000) -> bool:
 def value_roots(text: str, max_chars: int = 4000) -> frozenset[str]:
     """The values a text names: its value words and proper nouns, as five-letter roots.
 
-    Slot words ("pet", "job"), greetings, stop words and change wording are not
-    values. Used to compare which values two records name (:func:`names_both`,
-    the offline answerer's clause choice).
+    A hobby or pet the lexicon knows is a value too ("chess", "hamster"); slot
+    and category words ("pet", "job", "sport"), greetings, stop words and change
+    wording are not values. Used to compare which values two records name
+    (:func:`names_both`, the offline answerer's clause choice).
 
     Example:
         >>> sorted(value_roots("I no longer keep a corn snake. Now I've got a gecko!"))
-        ['corn', 'gecko']
+        ['corn', 'gecko', 'snake']
+        >>> sorted(value_roots("Beat my friends at chess again last night."))
+        ['beat', 'ches']
 
     Raises:
         InvalidRecordError: ``text`` is not a string.
@@ -1454,9 +1478,21 @@ def value_roots(text: str, max_chars: int = 4000) -> frozenset[str]:
     return _value_roots(_bounded_text(text, max_chars))
 
 
+_VALUE_FAMILIES = ("hobbies", "pets")
+_ACTIVITY_STEMS = frozenset(_stem(w) for w in (
+    "play", "plays", "playing", "learning", "lessons", "class", "classes", "club", "league",
+    "practice", "practicing", "games", "workout", "workouts", "rescue", "adopt", "adopted"))
+"""Families whose lexicon words are themselves values ("chess", "guitar", "hamster")."""
+
+
 @functools.lru_cache(maxsize=8192)
 def _value_roots(body: str) -> frozenset[str]:
-    return _analyze(body, _default_lexicon()).roots
+    lex = _default_lexicon()
+    f = _analyze(body, lex)
+    named = {w for fam in _VALUE_FAMILIES for w in f.slot_words.get(fam, ())
+             if len(w) >= 4 and w not in lex.generic and w not in lex.category
+             and w not in _ACTIVITY_STEMS}
+    return f.roots | {_root(w) for w in named}
 
 
 _SENTENCE_END = re.compile(
@@ -2055,7 +2091,9 @@ class OfflineJudge(BaseJudge):
         Guards: the rule is off without a gate score (a caller that did not run
         the gate); the record cosine, when known, must be at least
         ``_CLOSE_MIN_COSINE`` (a small pool inflates the hub score); and the word
-        lists must not name two different slots on the two sides.
+        lists must not name two different slots on the two sides, and when both
+        records give numbers, at least one pair of them must be able to measure the
+        same thing (:meth:`_other_quantities`).
         """
         g = inp.gate_score
         if g is None or not g >= _CLOSE_GATE:
@@ -2076,6 +2114,8 @@ class OfflineJudge(BaseJudge):
         # "I'm a software developer now"): closeness alone does not join them
         fams_o, fams_n = set(old_whole.families) - {"likes"}, set(whole.families) - {"likes"}
         if fams_o and fams_n and not fams_o & fams_n:
+            return None
+        if self._other_quantities(old_whole, whole):
             return None
         # "still" keeps the old value only when it stands with the old record's words
         # ("still having my red on fridays"), not in "still figuring out the menus"
@@ -2099,6 +2139,27 @@ class OfflineJudge(BaseJudge):
                                  f"a close record adds a {where}value beside the old one", 0.45)
         return self._verdict(inp, pv, "supersede", "temporal",
                              f"a close record states a new {where}value", 0.45)
+
+    def _other_quantities(self, fo: _Features, fn: _Features) -> bool:
+        """Both records give numbers, and every pair of them measures different things.
+
+        Different by structure (money against a count or a duration, "a month"
+        against "a week", an age against anything else), or two amounts of money
+        whose surrounding words name different things ("savings" vs "phone
+        bill"). Closeness alone then says only that both records talk about
+        quantities, not that one replaced the other: "I give 4 hours a month to
+        the shelter" vs "I'm working about 41 hours a week right now".
+        """
+        if not fo.numbers or not fn.numbers:
+            return False
+        for qo in fo.numbers:
+            for qn in fn.numbers:
+                if _same_quantity(qo, qn, True, lambda _a, _b: True) is None:
+                    continue  # structurally different
+                if qo.money and qn.money and not self._measure_match(qo, qn):
+                    continue  # two amounts of money for different things
+                return False
+        return True
 
     def _replacement(self, inp: JudgeInput, fo: _Features, fn: _Features,
                      st_old: list[_Features], st_new: list[_Features],

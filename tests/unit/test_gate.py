@@ -261,6 +261,22 @@ def test_actionable_only_spends_no_flag_on_a_record_with_nothing_to_act_on() -> 
         assert on.score(new, pool, new_text=acting, cand_texts=texts).flagged[5], acting
 
 
+def test_only_the_speakers_own_statements_are_actionable() -> None:
+    from langchain_atma.bank.judge import text_cues
+
+    # change wording or numbers addressed to the listener change nothing of the speaker's
+    for about_you in ("Wow, congrats on the new job! How are the people there?",
+                      "Your new place sounds amazing. You moved at the perfect time.",
+                      "Thanks, Deb! Your support now means a lot."):
+        cues = text_cues(about_you)
+        assert cues.change and not cues.actionable, about_you
+    # the speaker's own sentence next to one about the listener still counts
+    for mine in ("Congrats on the new job! I switched teams too.",
+                 "You won't believe it, I moved to Leeds last month.",
+                 "Thanks! Rent here is $1,400 a month now."):
+        assert text_cues(mine).actionable, mine
+
+
 def test_text_cues_rejects_bad_input_with_library_errors() -> None:
     from langchain_atma.bank.judge import text_cues
     from langchain_atma.errors import ConfigError, InvalidRecordError

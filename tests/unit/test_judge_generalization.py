@@ -215,6 +215,48 @@ def test_close_change_needs_a_first_hand_current_change(old: str, new: str) -> N
     assert "close record" not in v.reason, v.reason
 
 
+@pytest.mark.parametrize(("old", "new"), [
+    # different rates: hours a month (volunteering) against hours a week (work)
+    ("i spend 5 hours a month helping at the animal shelter",
+     "right now i'm working about 38 hours a week"),
+    # money against a duration
+    ("my grocery bill is around $120 a week", "right now i'm working about 38 hours a week"),
+    # a duration without a rate against hours a night
+    ("the bus to campus takes 25 minutes", "right now i'm sleeping about 6 hours a night"),
+])
+def test_close_change_skips_numbers_that_measure_different_things(old: str, new: str) -> None:
+    v = _judge(old, new, gate_score=0.05, similarity=0.5)
+    assert "close record" not in v.reason, v.reason
+    assert v.action != "supersede", v.reason
+
+
+def test_close_change_keeps_numbers_that_may_measure_the_same_thing() -> None:
+    # the same kind of number (minutes, no rate on either side): closeness still decides
+    v = _judge("the walk to the studio is 12 minutes, door to door",
+               "since the move it takes me 40 minutes now", gate_score=0.05, similarity=0.5)
+    assert v.action == "supersede", v.reason
+
+
+def test_close_change_reads_what_money_pays_for(minilm) -> None:  # noqa: ANN001
+    judge = OfflineJudge(embeddings=minilm)
+
+    def v(old: str, new: str) -> Verdict:
+        return judge.judge(JudgeInput(
+            old=MemoryRecord(namespace="u", content=old, time=1),
+            new=MemoryRecord(namespace="u", content=new, time=2),
+            gate_score=0.05, similarity=0.5))
+
+    # two amounts of money for different things: closeness says nothing
+    assert "close record" not in v("i put $300 a month into my retirement fund",
+                                   "switched carriers, my phone bill is $35 a month now").reason
+    # without an encoder the judge cannot tell what money pays for: it stays out
+    assert "close record" not in JUDGE.judge(JudgeInput(
+        old=MemoryRecord(namespace="u", content="my rent is $900 a month", time=1),
+        new=MemoryRecord(namespace="u", content="switched flats, i pay $1,250 a month now",
+                         time=2),
+        gate_score=0.05, similarity=0.5)).reason
+
+
 def test_value_rule_compares_what_is_measured_not_the_rate(minilm) -> None:  # noqa: ANN001
     judge = OfflineJudge(embeddings=minilm)
 
@@ -273,6 +315,14 @@ def test_names_both_values() -> None:
     # only one side named, or the two sides share every named value
     assert not names_both(bridge, "Pottery is how I unwind.", "Charcoal fills my evenings.")
     assert not names_both(bridge, "Watercolour is how I unwind.", "Watercolour again today.")
+    # a hobby or pet the lexicon knows ("chess", "hamster") is a value too; category
+    # words ("game", "pet", "playing") are not
+    assert names_both("Been easing off chess lately, and Azul keeps pulling me in.",
+                      "Lost at chess again last night.", "Azul every evening now.")
+    assert names_both("Our hamster went to my niece, and a gecko moved in.",
+                      "The hamster chewed the cage door again.", "Feeding the gecko now.")
+    assert not names_both("Easing off games lately, and Azul keeps pulling me in.",
+                          "Playing games again last night.", "Azul every evening now.")
     with pytest.raises(InvalidRecordError):
         names_both(bridge, None, "x")  # type: ignore[arg-type]
     with pytest.raises(ConfigError):

@@ -122,7 +122,8 @@ class GateConfig(BaseModel):
     actionable_only: bool = Field(
         True,
         description="Never flag a pair whose new text has nothing the offline judge's "
-        "change rules act on (no change wording, number, qualifier or change in progress): "
+        "change rules act on (no change wording, number, qualifier or change in progress in "
+        "one of the speaker's own statements; sentences about the listener do not count): "
         "such a pair can only be found a duplicate. Set False with an LLM judge that reads "
         "changes without such wording.")
     min_gap_s: float | None = Field(

@@ -1335,7 +1335,9 @@ class TextCues:
             which one side states nothing.
         change: change, ending, addition or continuation wording anywhere
             ("now", "switched", "no longer", "also", "still", "my old ...").
-        actionable: something the offline judge's change rules can act on:
+        actionable: something the offline judge's change rules can act on, in
+            one of the speaker's own statements (not a sentence about the
+            listener: "congrats on the new job!", "your support means a lot"):
             change wording, a number, a qualifier ("only", "on weekends") or a
             change in progress. Without it the offline judge can only find a
             duplicate.

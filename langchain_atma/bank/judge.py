@@ -1481,10 +1481,11 @@ def value_roots(text: str, max_chars: int = 4000) -> frozenset[str]:
 
 
 _VALUE_FAMILIES = ("hobbies", "pets")
+"""Families whose lexicon words are themselves values ("chess", "guitar", "hamster")."""
 _ACTIVITY_STEMS = frozenset(_stem(w) for w in (
     "play", "plays", "playing", "learning", "lessons", "class", "classes", "club", "league",
     "practice", "practicing", "games", "workout", "workouts", "rescue", "adopt", "adopted"))
-"""Families whose lexicon words are themselves values ("chess", "guitar", "hamster")."""
+"""Words of those families that name an activity, not a value ("playing", "lessons")."""
 
 
 @functools.lru_cache(maxsize=8192)

@@ -1396,7 +1396,7 @@ def _text_cues(body: str) -> TextCues:
     lex = _default_lexicon()
     sentences = [_analyze(s, lex) for s in _sentences(body)]
     whole = _analyze(body, lex)
-    shift = bool(whole.change_any or whole.ends or whole.additive or whole.replaced_ref)
+    shift = _shifts(whole)
     change = shift or whole.still
     # only the speaker's own statements can change the speaker's state: a sentence
     # about the listener ("congrats on the new job!", "your support means a lot") is
@@ -1420,10 +1420,15 @@ def _about_listener(f: _Features) -> bool:
     return bool(set(f.tokens) & _TO_LISTENER) and not f.self_subject
 
 
+def _shifts(f: _Features) -> bool:
+    """Whether the text says that something changed, started, ended or was added."""
+    return bool(f.change_any or f.ends or f.additive or f.replaced_ref)
+
+
 def _acts(f: _Features) -> bool:
     """Whether a sentence has something the change rules act on (``actionable``)."""
-    return bool(f.change_any or f.ends or f.additive or f.replaced_ref or f.still
-                or f.numbers or f.scope or f.process or f.handover or f.from_to)
+    return _shifts(f) or bool(f.still or f.numbers or f.scope or f.process or f.handover
+                              or f.from_to)
 
 
 def names_both(bridge: str, old: str, new: str, max_chars: int = 4000) -> bool:
@@ -1556,6 +1561,14 @@ def _same_quantity(
     if qo.money and qn.money:
         return frozenset({"money"})  # "$45 an hour" ~ "$70 an hour", "68k" ~ "81k"
     return None
+
+
+def _comparable(qo: _Quantity, qn: _Quantity) -> bool:
+    """Whether two numbers can measure the same thing at all, whatever the words.
+
+    Not money against hours, "a month" against "a week", or an age against anything else.
+    """
+    return _same_quantity(qo, qn, True, lambda _a, _b: True) is not None
 
 
 def _measure_phrase(q: _Quantity) -> str:
@@ -2157,7 +2170,7 @@ class OfflineJudge(BaseJudge):
             return False
         for qo in fo.numbers:
             for qn in fn.numbers:
-                if _same_quantity(qo, qn, True, lambda _a, _b: True) is None:
+                if not _comparable(qo, qn):
                     continue  # structurally different
                 if qo.money and qn.money and not self._measure_match(qo, qn):
                     continue  # two amounts of money for different things
@@ -2340,7 +2353,7 @@ class OfflineJudge(BaseJudge):
                 if episode and not (fo.episodic and pv.close):
                     continue
                 if any(q.value == qn.value for q in fo.numbers
-                       if _same_quantity(q, qn, True, lambda _a, _b: True) is not None):
+                       if _comparable(q, qn)):
                     break  # the old record already states this value
                 label = "age" if "age" in what else "quantity." + _measure_label(what, qn)
                 family = pv.family if pv.family and pv.family != "likes" else None

@@ -593,11 +593,6 @@ class OfflineController:
         seen: set[str] = set()
         window = self.window or validate_k(k)
         chains = _chains(rows, window, self.margin) if view is not QueryView.NEUTRAL else []
-        rule = {
-            QueryView.CURRENT: _current_picks,
-            QueryView.HISTORICAL: _historical_picks,
-            QueryView.TRANSITION: _transition_picks,
-        }
         for full_chain, anchors in chains:
             # a chain can join several facts through links of other writes: keep the
             # part around the seeds that matched the question, nearest first
@@ -609,9 +604,11 @@ class OfflineController:
             olds = _historical_picks(chain)
             if heads and olds:
                 contrast.append([heads[0].candidate_id, olds[0].candidate_id])
-            picks_here = rule[view](chain)
-            if view is not QueryView.TRANSITION:  # transition picks keep change order
-                picks_here.sort(key=lambda p: dist[p.candidate_id])  # stable
+            if view is QueryView.TRANSITION:
+                picks_here = _transition_picks(chain)  # transition picks keep change order
+            else:  # nearest to the nominating seeds first (stable: ties keep rule order)
+                picks_here = sorted(heads if view is QueryView.CURRENT else olds,
+                                    key=lambda p: dist[p.candidate_id])
             for pick in picks_here:
                 if len(picks) < limit and pick.candidate_id not in seen:
                     seen.add(pick.candidate_id)

@@ -28,7 +28,6 @@ test-unit: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check langchain_atma tests examples graphs
-	$(BIN)/ruff format --check langchain_atma
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

@@ -113,7 +113,7 @@ def assemble_packet(
     ordered, status = apply_controller(pool, output, k=k, mode=mode, error=error)
     rows = top_k(ordered, k)
     if use_labels:
-        rows = label_rows(rows, view=profile.view)
+        rows = label_rows(rows, view=profile.view, context=pool)
     return EvidencePacket(
         profile=profile,
         rows=rows,

@@ -908,6 +908,7 @@ class _Quantity:
     age: bool
     topic: frozenset[str]  # content words near the number that say WHAT is measured
     words: tuple[str, ...] = ()  # surface forms of the unit and topic words, in order
+    owner: str = ""  # whose age: a name, "self" (i / we), or "" (a pronoun, unknown)
 
 
 @dataclass
@@ -961,6 +962,11 @@ class _Features:
         not count.
         """
         return self.negation and not self.ends
+
+    @property
+    def measures(self) -> bool:
+        """A measuring verb ("counted", "weighed", "timed"): a dated number is a reading."""
+        return not _MEASURING.isdisjoint(self.tokens)
 
     @property
     def ends(self) -> bool:
@@ -1026,6 +1032,17 @@ def _thousands_count(tokens: list[str], i: int, filler: frozenset[str]) -> bool:
     return not small or _unit_follows(tokens, i, filler)
 
 
+# a number that counts an addition ("2 more", "another 3", "five extra"), not a total
+_DELTA = re.compile(
+    r"\b(?:\d+(?:\.\d+)?|" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True))
+    + r")\s+(?:\w+\s+)?(?:more|extra|additional)\b|\b(?:another|an extra|an additional"
+    r"|added|adding|plus)\s+(?:\$?\d|" + "|".join(sorted(_NUMBER_WORDS, key=len,
+                                                         reverse=True)) + r")")
+_COPULAS = frozenset({"is", "s", "am", "are", "was", "were", "stands", "sits", "stays"})
+# verbs that take a reading of a standing quantity: "counted my plants today: 12"
+_MEASURING = frozenset({"count", "counted", "counting", "recount", "recounted", "tally",
+                        "tallied", "weigh", "weighed", "weighs", "measure", "measured",
+                        "timed", "clocked", "scale"})
 _EPISODE_WORDS = frozenset({"today", "tonight", "yesterday", "this", "last", "morning",
                             "evening", "night"})
 
@@ -1049,8 +1066,49 @@ def _content_window(tokens: list[str], i: int, filler: frozenset[str],
     return sorted(out)
 
 
+def _age_owner(tokens: list[str], i: int, names: frozenset[str]) -> str | None:
+    """Whose age the number at ``i`` is, or ``None`` when it is not an age.
+
+    "turned 6", "age 6", "6 years old" are ages of the subject before them; so is
+    a bare number after a name, a third-person pronoun, a kin word or "i am"
+    ("Leo is 7 already", "she's 7 now", "my son is 7", "I'm 31") when nothing but
+    the sentence end or a time adverb follows ("is 5 minutes away" is no age).
+    """
+    nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
+    prev = tokens[i - 1] if i > 0 else ""
+    subject = tokens[i - 2] if i > 1 else ""
+    explicit = (nxt in ("years", "year", "yrs") and i + 2 < len(tokens)
+                and tokens[i + 2] == "old") or prev in ("turned", "turning", "turn", "age",
+                                                         "aged")
+    if not explicit:
+        if prev not in ("is", "s", "am", "was") or nxt not in _AGE_FOLLOW:
+            return None
+        if not (subject in names or subject in _AGE_SUBJECTS or subject == "i"):
+            return None
+        m = _NUM_TOKEN.match(tokens[i])
+        if m is None or m.group(1) or m.group(3) or "." in m.group(2) \
+                or not 0 < float(m.group(2)) <= 120:
+            return None
+    for j in range(i - 1, max(-1, i - 4), -1):
+        if tokens[j] in names:
+            return tokens[j]
+        if tokens[j] in ("i", "we"):
+            return "self"
+    return ""
+
+
+# what may follow a bare age ("Leo is 7 already", "she's 7 now!")
+_AGE_FOLLOW = frozenset({"", "already", "now", "today", "tomorrow", "yesterday", "this",
+                         "next", "soon", "and", "but", "so", "last", "lol", "haha", "omg"})
+# subjects whose bare number is an age ("my son is 7", "she's 7 now")
+_AGE_SUBJECTS = frozenset({"he", "she", "son", "daughter", "kid", "boy", "girl", "baby",
+                           "brother", "sister", "niece", "nephew", "grandson",
+                           "granddaughter", "child", "toddler"})
+
+
 def _numbers(tokens: list[str], filler: frozenset[str], generic: frozenset[str],
-             skip: frozenset[int] = frozenset()) -> list[_Quantity]:
+             skip: frozenset[int] = frozenset(),
+             names: frozenset[str] = frozenset()) -> list[_Quantity]:
     out: list[_Quantity] = []
     for i, tok in enumerate(tokens):
         if i in skip:
@@ -1080,8 +1138,8 @@ def _numbers(tokens: list[str], filler: frozenset[str], generic: frozenset[str],
         if nxt == "grand":
             value, money = value * 1000, True  # "10 grand"
         if nxt in _TIME_OF_DAY or (i > 0 and tokens[i - 1] == "at" and value <= 12
-                                   and not money):
-            continue  # a time of day, not a quantity
+                                   and not money and not (i > 1 and tokens[i - 2] in _COPULAS)):
+            continue  # a time of day ("up at 6"), not a level ("my team is at 11")
         units: set[str] = set()
         surface: dict[int, str] = {}
         per = ""
@@ -1106,9 +1164,8 @@ def _numbers(tokens: list[str], filler: frozenset[str], generic: frozenset[str],
                 units.add(_stem(cand))
                 surface[j] = cand
             break
-        age = (nxt in ("years", "year", "yrs") and i + 2 < len(tokens)
-               and tokens[i + 2] == "old") or (i > 0 and tokens[i - 1] in (
-                   "turned", "turning", "turn", "age", "aged"))
+        owner = _age_owner(tokens, i, names)
+        age = owner is not None
         if per in units:
             units.discard(per)
         topic = set()
@@ -1124,7 +1181,7 @@ def _numbers(tokens: list[str], filler: frozenset[str], generic: frozenset[str],
             surface[j] = cand
         words = tuple(dict.fromkeys(w for _, w in sorted(surface.items())))
         out.append(_Quantity(value, frozenset(units), per, money, age, frozenset(topic),
-                             words))
+                             words, owner or ""))
     return out
 
 
@@ -1272,7 +1329,7 @@ def _analyze(text: str, lex: _Compiled) -> _Features:
     background_at = frozenset(
         i for i, (a, b) in enumerate(zip(tokens, mtoks, strict=False)) if b == "x" and a != "x"
     ) if len(mtoks) == len(tokens) else frozenset()
-    numbers = _numbers(tokens, lex.filler, lex.measure_generic, background_at)
+    numbers = _numbers(tokens, lex.filler, lex.measure_generic, background_at, proper)
     return _Features(
         text=text,
         norm=norm,
@@ -1347,6 +1404,8 @@ class TextCues:
         ending: the text says a state ended or is denied ("no longer", "no
             more", "wrapped up", "never").
         still: continuation wording ("still", "always").
+        ended: the text says a state ended ("no longer", "moved out", "split
+            up"); ``ending`` without mere denials ("I can't stand okra").
     """
 
     statement: bool
@@ -1355,6 +1414,7 @@ class TextCues:
     shift: bool = False
     ending: bool = False
     still: bool = False
+    ended: bool = False
 
 
 @functools.lru_cache(maxsize=1)
@@ -1409,6 +1469,7 @@ def _text_cues(body: str) -> TextCues:
         shift=shift,
         ending=bool(whole.ends or whole.negation),
         still=whole.still,
+        ended=whole.ends,
     )
 
 
@@ -1529,18 +1590,22 @@ def _same_quantity(
 ) -> frozenset[str] | None:
     """What two numbers both measure (shared topic words), or ``None`` if different.
 
-    Age matches age; otherwise the words near each number must share a specific
-    word ("rent", "steps", "plant"); generic measure words ("total", "budget"),
-    time units and the rate never identify a quantity on their own. In topically
+    Age matches age (of the same person, when both owners are known: "Leo
+    turned 6" ~ "Leo is 7 already", not ~ "Mia is 4"); otherwise the words near
+    each number must share a specific word ("rent", "steps", "plant"); generic
+    measure words ("total", "budget"), time units and the rate never identify a
+    quantity on their own. In topically
     close records (``close``), two numbers with the same specific unit ("laps",
     "steps"), or the same time unit and the same rate ("hours a week"), match
     too; two numbers that share only a time unit ("minutes", "hours") or are
     both amounts of money (with compatible rates) match only when
     ``measure_match`` says the words around them describe the same thing
-    ("my place" ~ "rent", not "phone bill" ~ "savings").
+    ("my place" ~ "rent", not "phone bill" ~ "savings"); two hourly amounts of
+    money ("$45 an hour", "$70 an hour") are one rate of pay.
     """
     if qo.age or qn.age:
-        return frozenset({"age"}) if qo.age and qn.age else None
+        same_owner = not (qo.owner and qn.owner and qo.owner != qn.owner)
+        return frozenset({"age"}) if qo.age and qn.age and same_owner else None
     if qo.money != qn.money or (qo.per and qn.per and _canon(qo.per) != _canon(qn.per)):
         return None
     shared = _words_match(_canon_set(qo.topic | (qo.units - _TIME_UNITS)),
@@ -1554,6 +1619,8 @@ def _same_quantity(
         return frozenset(units - _CANON_TIME)  # "20 laps" ~ "36 laps"
     if units and qo.per and qo.per == qn.per and not (qo.money or qn.money):
         return frozenset(units)  # "41 hours a week" ~ "46 hours a week"
+    if qo.money and qn.money and qo.per and _canon(qo.per) == _canon(qn.per) == "hour":
+        return frozenset({"money"})  # "$45 an hour" ~ "$70 an hour": an hourly rate of pay
     if measure_match is None or not measure_match(qo, qn):
         return None
     if units:
@@ -2339,18 +2406,23 @@ class OfflineJudge(BaseJudge):
                     pv: _PairView) -> Verdict | None:
         if not fo.numbers or not fn.numbers:
             return None
-        if fn.additive and not fn.change_strong and not fn.change_weak:
-            return None  # "two more cats": a delta, not the new value
+        if _DELTA.search(fn.norm):
+            return None  # "two more cats", "another 3": a delta, not the new value
         # a one-off event ("ran 10 miles today") is not the new state, unless the old
         # record is a measurement of the same kind ("swam 20 laps today" -> "did 36
-        # laps this morning": the latest measurement is the current value)
-        episode = fn.episodic and not (fn.change_strong or fn.change_weak)
+        # laps this morning": the latest measurement is the current value), or it takes
+        # a reading ("did a plant count today: 33")
+        episode = fn.episodic and not (fn.change_strong or fn.change_weak or fn.measures)
+        # close by the encoder, or by the gate's hub score (as in rule 16)
+        close = pv.close or (inp.gate_score is not None and inp.gate_score >= _CLOSE_GATE
+                             and not (inp.similarity is not None
+                                      and inp.similarity < _CLOSE_MIN_COSINE))
         for qn in fn.numbers:
             for qo in fo.numbers:
-                what = _same_quantity(qo, qn, pv.close, self._measure_match)
+                what = _same_quantity(qo, qn, close, self._measure_match)
                 if what is None:
                     continue
-                if episode and not (fo.episodic and pv.close):
+                if episode and not (fo.episodic and close):
                     continue
                 if any(q.value == qn.value for q in fo.numbers
                        if _comparable(q, qn)):

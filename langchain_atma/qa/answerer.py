@@ -61,6 +61,7 @@ __all__ = [
     "LLMAnswerer",
     "OfflineAnswerer",
     "create_answer_chain",
+    "current_clauses",
     "failure_message",
     "state_clauses",
 ]
@@ -235,6 +236,8 @@ class OfflineAnswerer:
                                                                     QueryView.HISTORICAL):
             partners = _partners(row, {r.id: r for r in items})
             content = state_clauses(content, [p.record.content for p in partners])
+            if prof.view is QueryView.CURRENT:
+                content = current_clauses(content, question)
         text = clean_text(content, self.max_chars)
         return Answer(answer=text, view=prof.view, evidence_ids=[row.id], status="answered")
 
@@ -303,6 +306,74 @@ def state_clauses(text: str, partners: Sequence[str]) -> str:
     if len(keep) == len(clauses) or not any(roots - theirs for _, roots in keep):
         return text
     return " ".join(c for c, _ in keep)
+
+
+# clause boundaries: sentence ends, "but", ", and / while / although ...", and commas
+_CLAUSE_BOUNDARY = re.compile(
+    r"((?<=[.!?;])\s+|,?\s+\bbut\b\s+|,\s+(?:and|while|although|though|whereas)\s+|,\s+)",
+    re.IGNORECASE)
+
+
+_RESTRICTIVE = re.compile(r"\b(?:only|except|unless|apart from|other than)\b", re.IGNORECASE)
+
+
+def current_clauses(text: str, question: str) -> str:
+    """The clauses of ``text`` that answer a question about the current state.
+
+    A record that states a new state often also names the state it left or the
+    one that merely continues ("I still play the accordion, but lately I've
+    picked up the bass guitar", "Yuki doesn't live with me anymore. My new
+    roommate is Malik"). For a question about the current state that does not
+    name that other value, a clause that says its state ended, or that only
+    says an older state continues while another clause says what changed, is
+    not the answer: it is dropped, when a clause that says what changed and
+    names a value of its own remains. A question that names the value keeps it
+    ("Does Maya still like sushi?" keeps "I still love sushi"). Otherwise the
+    text is returned whole.
+
+    Args:
+        text: the chosen record's text.
+        question: the question being answered.
+
+    Example:
+        >>> current_clauses("I still play the accordion, but lately I play the cello.",
+        ...                 "What instrument does Gina reach for these days?")
+        'lately I play the cello.'
+        >>> current_clauses("I still love sushi, but only on Fridays now.",
+        ...                 "Does Maya still like sushi?")
+        'I still love sushi, but only on Fridays now.'
+
+    Raises:
+        InvalidRecordError: ``text`` or ``question`` is not a string.
+    """
+    from langchain_atma.bank.judge import text_cues, value_roots
+
+    if not isinstance(text, str) or not isinstance(question, str):
+        raise InvalidRecordError("current_clauses takes a text and a question")
+    parts = _CLAUSE_BOUNDARY.split(text)
+    clauses, seps = parts[0::2], parts[1::2]
+    if len(clauses) < 2:
+        return text
+    asked = value_roots(question)
+    info = [(value_roots(c), text_cues(c)) for c in clauses]
+    # a clause that says what changed, naming its own value; a restriction ("only on
+    # Fridays now") limits the continuing state instead of adding another one
+    shifted = [i for i, (roots, cues) in enumerate(info) if roots and cues.shift
+               and not cues.ended and not cues.still and not _RESTRICTIVE.search(clauses[i])]
+    drop: set[int] = set()
+    for i, (roots, cues) in enumerate(info):
+        if not roots or roots & asked or not any(j != i for j in shifted):
+            continue
+        if cues.ended or (cues.still and not cues.shift):
+            drop.add(i)
+    kept = [i for i in range(len(clauses)) if i not in drop]
+    gone = frozenset().union(*(info[j][0] for j in drop)) if drop else frozenset()
+    if not drop or not any(info[i][0] - gone for i in kept if i in shifted):
+        return text
+    out = clauses[kept[0]]
+    for prev, i in zip(kept, kept[1:], strict=False):
+        out += seps[prev] + clauses[i]  # the separator that followed the previous kept clause
+    return out.strip()
 
 
 def create_answer_chain(model: BaseChatModel, *, with_labels: bool = True) -> Runnable[Any, str]:

@@ -143,13 +143,16 @@ def project_label(row: EvidenceRow) -> EvidenceLabel:
 
 
 def label_rows(
-    rows: Iterable[EvidenceRow], view: QueryView | str | None = None
+    rows: Iterable[EvidenceRow], view: QueryView | str | None = None,
+    context: Iterable[EvidenceRow] | None = None,
 ) -> list[EvidenceRow]:
     """Copies of the rows, in the same order, with ``label`` set by :func:`project_label`.
 
     With ``view="historical"``, the earlier row of two coexisting *current
     memory* rows is labelled *historical memory* (see the module docstring).
-    The input rows are not modified.
+    The partner may also be a row of ``context`` (the candidate pool the
+    packet was cut from): the packet then need not hold both. The input rows
+    are not modified.
 
     Example:
         >>> from langchain_atma.records import Link, LinkType, MemoryRecord
@@ -176,11 +179,15 @@ def label_rows(
     if v is not QueryView.HISTORICAL:
         return out
     by_id = {r.id: r for r in out if r.label is EvidenceLabel.CURRENT}
+    partners = dict(by_id)
+    for c in context or ():
+        if c.id not in partners and project_label(c) is EvidenceLabel.CURRENT:
+            partners[c.id] = c
     earlier: set[str] = set()
     for r in by_id.values():
         if any(p is not None and p.id != r.id and p.record.sort_key > r.record.sort_key
-               for p in map(by_id.get, r.record.targets(LinkType.COEXISTS,
-                                                        LinkType.SCOPED_EXCEPTION))):
+               for p in map(partners.get, r.record.targets(LinkType.COEXISTS,
+                                                           LinkType.SCOPED_EXCEPTION))):
             earlier.add(r.id)
     return [r.model_copy(update={"label": EvidenceLabel.HISTORICAL}) if r.id in earlier else r
             for r in out]

@@ -489,10 +489,27 @@ def _current_picks(chain: list[EvidenceRow]) -> list[ControllerPick]:
         r for r in active
         if r.id not in succ_ids and r.record.targets(LinkType.COEXISTS, LinkType.SCOPED_EXCEPTION)
     ]
+    # of coexisting records, the latest statement first ("these days ...")
+    partners.sort(key=lambda r: r.record.sort_key, reverse=True)
     return [_pick(r, "current", "live head: active record that replaced an older state")
             for r in succ] + [
         _pick(r, "current", "active record coexisting with the live state") for r in partners
     ]
+
+
+def _earlier_partners(chain: list[EvidenceRow]) -> list[EvidenceRow]:
+    """Active records with a later ``coexists`` / ``scoped_exception`` partner in the chain."""
+    by_id = {r.id: r for r in chain}
+    out = []
+    for r in chain:
+        if r.record.status is not RecordStatus.ACTIVE:
+            continue
+        later = [by_id[t] for t in r.record.targets(LinkType.COEXISTS, LinkType.SCOPED_EXCEPTION)
+                 if t in by_id and t != r.id]
+        if any(p.record.status is RecordStatus.ACTIVE and p.record.sort_key > r.record.sort_key
+               for p in later):
+            out.append(r)
+    return sorted(out, key=lambda r: r.record.sort_key)
 
 
 def _historical_picks(chain: list[EvidenceRow]) -> list[ControllerPick]:
@@ -501,7 +518,9 @@ def _historical_picks(chain: list[EvidenceRow]) -> list[ControllerPick]:
     old.sort(key=lambda r: (dist.get(r.id, 1 << 30), -r.record.time.timestamp(),
                             -r.record.seq, r.prerank))
     return [_pick(r, "historical", "superseded state of the chain (nearest to the head first)")
-            for r in old]
+            for r in old] + [
+        _pick(r, "historical", "earlier of coexisting records (stated first)")
+        for r in _earlier_partners(chain)]
 
 
 def _transition_picks(chain: list[EvidenceRow]) -> list[ControllerPick]:
@@ -535,9 +554,11 @@ class OfflineController:
 
     * **current**: the live head (an active record holding ``supersedes`` /
       ``evolves_from`` links), then active ``coexists`` / ``scoped_exception``
-      partners;
+      partners, the latest first;
     * **historical**: the superseded records, nearest to the head first (link
-      distance, then most recent);
+      distance, then most recent), then active records that have a later
+      coexisting partner (the one stated first: "what did she originally
+      like?"), the earliest first;
     * **transition**: each transition record followed by its endpoints; when the
       chain has no transition record, the superseded predecessor and its
       successor;

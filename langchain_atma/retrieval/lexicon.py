@@ -64,7 +64,8 @@ Tricky cases, and how the lists resolve them
 * A change event inside a before/after phrase is one state hint, not a change
   hint: "before her move", "prior to switching", "before she moved" are
   historical; "after the move", "since she moved", "following her relocation"
-  are current. "the first ... mentioned" is historical, "the last ...
+  are current. "the first ... mentioned", "did she first mention / call /
+  describe / say" and "did she mention first" are historical, "the last ...
   mentioned" / "as of her last update" are current.
 * Past-tense questions carry their own hint word: "What was X's job *before*
   she moved?" and "Where did X live *before*?" are historical through
@@ -202,7 +203,11 @@ HISTORICAL_HINTS: tuple[str, ...] = (
     "growing up",
     "younger",
     "older",  # "older information" (siblings and children are masked)
-    "first|earliest ... mentioned|mentions|stated|said|reported|noted",
+    # "the first ... mentioned", "did she first mention / call / describe / say"
+    "first|earliest ... mention|mentioned|mentions|state|stated|say|said|report|reported|"
+    "note|noted|describe|described|call|called|name|named|list|listed|tell|told|share|"
+    "shared|talk|talked|claim|claimed|pick|picked|choose|chose|plan|planned",
+    "mention|mentioned|say|said|name|named|list|listed|describe|described first",
     "childhood",
     f"{_PERSON_POSSESSIVE} youth",
 )

@@ -329,7 +329,7 @@ def create_read_graph(
         tuple[dict[str, Any], str, str]
     ):
         packet = state["packet"]
-        rows = label_rows(packet.rows, view=packet.profile.view)
+        rows = label_rows(packet.rows, view=packet.profile.view, context=state.get("pool"))
         labelled = packet.model_copy(update={"rows": rows})
         text = serialize_packet(rows, with_time=True, with_labels=use_labels)
         labels = ", ".join(r.label.value if r.label else "-" for r in rows)

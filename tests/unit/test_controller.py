@@ -255,6 +255,26 @@ def test_offline_coexisting_partners_are_current():
     assert [p.candidate_id for p in o.selected] == ["a", "b"]
 
 
+def test_offline_orders_coexisting_records_by_the_view():
+    """Both facts stay true; "these days" asks for the latest, "originally" the first."""
+    old = rec("old", "Orchids are my favourite.", links=[("coexists", "new")], t="2023-01-01")
+    new = rec("new", "Lately I keep buying lilies.", links=[("coexists", "old")],
+              t="2023-06-01")
+    rows = [row(old, prerank=0), row(new, prerank=1), row(rec("x"), prerank=2)]
+    cur = OfflineController().select(P("current"), rows, k=5)
+    assert [p.candidate_id for p in cur.selected] == ["new", "old"]
+    hist = OfflineController().select(P("historical"), list(reversed(rows)), k=5)
+    assert [p.candidate_id for p in hist.selected] == ["old"]
+    # a superseded record still comes first in the historical view
+    gone = rec("gone", "Roses, years ago.", "superseded", [("superseded_by", "old")],
+               t="2022-01-01")
+    old2 = old.model_copy(update={"links": [*old.links, Link(type=LinkType.SUPERSEDES,
+                                                             target="gone")]})
+    rows2 = [row(new, prerank=0), row(old2, prerank=1), row(gone, prerank=2)]
+    hist2 = OfflineController().select(P("historical"), rows2, k=5)
+    assert [p.candidate_id for p in hist2.selected] == ["gone", "old"]
+
+
 def test_offline_is_immune_to_injected_text():
     clean = OfflineController().select(P("current"), location_pool(), k=5)
     poisoned_rows = location_pool(old_content=INJECTION.format(x="pet"),

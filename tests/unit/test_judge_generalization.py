@@ -71,6 +71,19 @@ VALUES: list[tuple[str, str, dict[str, Any], float, float]] = [
     ("stepped on the scale this morning. 212. ok time to actually do something",
      "the scale said 188 today and my jeans keep falling down", {"similarity": 0.55},
      212, 188),
+    # an age stated without "turned" or "years old": a name and a bare number
+    ("my daughter Ava turned 4 in march, still can't believe it",
+     "Ava is 5 now and already bossing her little brother around", {}, 4, 5),
+    # two hourly amounts of money, topically close by the gate's hub score
+    ("freelance editing pays me $40 an hour, not bad for side work",
+     "a new agency signed me at $55 an hour!", {"gate_score": 0.0, "similarity": 0.35},
+     40, 55),
+    # "is at 12" is a level, not a time of day
+    ("our book club has 8 members right now", "the book club is at 12 after the summer",
+     {}, 8, 12),
+    # a dated reading ("counted ... yesterday") of a standing quantity is its new value
+    ("I own about 40 vinyl records, mostly jazz",
+     "counted the vinyl shelf yesterday: 52 records", {"similarity": 0.5}, 40, 52),
 ]
 
 COEXISTS: list[tuple[str, str, dict[str, Any]]] = [
@@ -327,3 +340,26 @@ def test_names_both_values() -> None:
         names_both(bridge, None, "x")  # type: ignore[arg-type]
     with pytest.raises(ConfigError):
         names_both(bridge, "a", "b", max_chars=0)
+
+
+@pytest.mark.parametrize(("old", "new", "kw"), [
+    # two people's ages
+    ("Leo turned 6 last week, we did a dinosaur party", "Mia is 4 now and loves dinosaurs",
+     {"similarity": 0.5}),
+    # a duration, not an age
+    ("my sister turned 30 last week", "I am 5 minutes away from the station", {}),
+    # a time of day after "at" is no quantity
+    ("I wake up at 7 most days", "these days I get up at 6 for the gym", {}),
+    # a number that counts an addition is a delta, not the new total
+    ("I have 3 cats and a very tired vacuum", "adopted two more cats from the shelter", {}),
+])
+def test_no_value_change(old: str, new: str, kw: dict[str, Any]) -> None:
+    v = _judge(old, new, **kw)
+    assert v.conflict_type != "value", v.reason
+
+
+def test_a_number_beside_an_addition_can_still_be_the_total() -> None:
+    """ "buying more" is an addition, but "I have 360 records" states the total."""
+    v = _judge("counted my records last week: 380 of them",
+               "after selling some and buying more, I have 360 records")
+    assert (v.action, v.conflict_type) == ("supersede", "value"), v.reason

@@ -55,6 +55,11 @@ HISTORICAL_QUESTIONS = [
     "Originally, which city was Caroline from?",
     "What did Tim study initially?",
     "What hobby did John have at first?",
+    # "first" before a verb of saying: the earliest statement
+    "Which snack did Priya first describe as her weakness?",
+    "What did Omar first call his favourite band?",
+    "How many plants did Lea first mention owning?",
+    "Which handmade hobby did Caroline mention first?",
     "Where did Joanna live prior to moving?",
     "What phone did Nate have earlier?",
     "Where did Caroline once live?",

@@ -19,6 +19,7 @@ from langchain_atma.qa.answerer import (
     LLMAnswerer,
     OfflineAnswerer,
     create_answer_chain,
+    current_clauses,
     state_clauses,
 )
 from langchain_atma.qa.labels import label_rows, metadata_marks_stale, project_label
@@ -146,9 +147,16 @@ def test_historical_view_labels_the_earlier_of_two_coexisting_states() -> None:
     for view in ("current", "neutral", "transition", None):
         assert [r.label for r in label_rows(rows, view=view)] == [L.CURRENT] * 3
     assert label_rows([_row(old)], view="historical")[0].label is L.CURRENT
+    # ... unless the partner is in the pool the packet was cut from (``context``)
+    pool = [_row(old), _row(lone), _row(new)]
+    assert label_rows([_row(old)], view="historical", context=pool)[0].label is L.HISTORICAL
+    assert label_rows([_row(new)], view="historical", context=pool)[0].label is L.CURRENT
+    assert label_rows([_row(old)], view="current", context=pool)[0].label is L.CURRENT
     # a superseded partner is not a coexisting state
     gone = _rec("z", id="n", time=2, status="superseded", links=[Link(type="coexists", target="o")])
     assert label_rows([_row(old), _row(gone)], view="historical")[0].label is L.CURRENT
+    assert label_rows([_row(old)], view="historical", context=[_row(gone)])[0].label is (
+        L.CURRENT)
     with pytest.raises(InvalidRecordError):
         label_rows(rows, view="yesterday")
 
@@ -525,12 +533,63 @@ def test_offline_answer_keeps_the_clauses_of_the_requested_state() -> None:
     rows = [_row(new), _row(old)]
     assert OfflineAnswerer().answer("q", _prof(QueryView.CURRENT), rows).answer == (
         "these days I mostly ride a Vespa.")
-    # the partner is not in the packet, or the option is off: the record as written
-    assert OfflineAnswerer().answer("q", _prof(QueryView.CURRENT), [_row(new)]).answer == (
+    # the partner is not in the packet and the question names the ended value: the
+    # record as written; a question that does not name it gets the current clause
+    # (current_clauses)
+    assert OfflineAnswerer().answer("Does Ann still drive the Corolla?",
+                                    _prof(QueryView.CURRENT), [_row(new)]).answer == (
         new.content)
+    assert OfflineAnswerer().answer("q", _prof(QueryView.CURRENT), [_row(new)]).answer == (
+        "these days I mostly ride a Vespa.")
+    # the option is off: the record as written
     assert OfflineAnswerer(state_clauses=False).answer(
         "q", _prof(QueryView.CURRENT), rows).answer == new.content
     # the neutral view quotes the first row as written
     assert OfflineAnswerer().answer("q", _prof(QueryView.NEUTRAL), rows).answer == new.content
     with pytest.raises(InvalidRecordError):
         state_clauses("x", [None])  # type: ignore[list-item]
+
+
+@pytest.mark.parametrize(("text", "question", "expected"), [
+    # a continuing state beside a new one: the question asks what holds these days
+    ("I still play the accordion, but lately I play the cello.",
+     "What instrument does Gina reach for these days?", "lately I play the cello."),
+    ("Oh, jazz will always be my thing, but these days my playlists are mostly K-pop.",
+     "What music is Ann into lately?", "Oh, these days my playlists are mostly K-pop."),
+    # an ended state beside the new one
+    ("Yuki doesn't live with me anymore. My new roommate is Malik.",
+     "Who does Ann live with now?", "My new roommate is Malik."),
+    # the question names the continuing / ended value: it is part of the answer
+    ("I still play the accordion, but lately I play the cello.",
+     "Does Gina still play the accordion?",
+     "I still play the accordion, but lately I play the cello."),
+    ("Yuki doesn't live with me anymore. My new roommate is Malik.",
+     "Does Ann still live with Yuki?",
+     "Yuki doesn't live with me anymore. My new roommate is Malik."),
+    # a restriction limits the continuing state; it adds no other one
+    ("I still love sushi, but these days only on Fridays as a treat.",
+     "What food does Maya like now?",
+     "I still love sushi, but these days only on Fridays as a treat."),
+    # nothing else names a value of its own: the text as written
+    ("I still love sushi.", "What food does Maya like now?", "I still love sushi."),
+    ("I no longer keep a rabbit, sadly.", "What pet does John have now?",
+     "I no longer keep a rabbit, sadly."),
+])
+def test_current_clauses(text: str, question: str, expected: str) -> None:
+    assert current_clauses(text, question) == expected
+
+
+def test_offline_answer_to_a_current_question_drops_a_continuing_state() -> None:
+    old = _rec("Playing the accordion every evening.", id="o", time="2023-01-01")
+    new = _rec("I still play the accordion, but lately I play the cello.", id="n",
+               time="2023-06-01")
+    rows = [_row(new), _row(old)]
+    q = "What instrument does Gina play these days?"
+    assert OfflineAnswerer().answer(q, _prof(QueryView.CURRENT), rows).answer == (
+        "lately I play the cello.")
+    # other views, or clause choice off: the record as written
+    assert OfflineAnswerer().answer(q, _prof(QueryView.NEUTRAL), rows).answer == new.content
+    assert OfflineAnswerer(state_clauses=False).answer(
+        q, _prof(QueryView.CURRENT), rows).answer == new.content
+    with pytest.raises(InvalidRecordError):
+        current_clauses("x", None)  # type: ignore[arg-type]

@@ -257,8 +257,10 @@ def _partners(row: EvidenceRow, by_id: dict[str, EvidenceRow]) -> list[EvidenceR
             if t in by_id and t != row.id]
 
 
-_CLAUSE_SPLIT = re.compile(
-    r"(?<=[.!?;])\s+|,?\s+\bbut\b\s+|,\s+(?:and|while|although|though|whereas)\s+",
+
+# clause boundaries: sentence ends, "but", ", and / while / although ...", and commas
+_CLAUSE_BOUNDARY = re.compile(
+    r"((?<=[.!?;])\s+|,?\s+\bbut\b\s+|,\s+(?:and|while|although|though|whereas)\s+|,\s+)",
     re.IGNORECASE)
 
 
@@ -267,11 +269,12 @@ def state_clauses(text: str, partners: Sequence[str]) -> str:
 
     A record often names the other state of its pair while stating its own ("I
     no longer keep a corn snake. Now I've got a gecko"). A clause (a sentence,
-    or a part joined by "but", ", and", "while", "although") that names a value
-    both records name (:func:`~langchain_atma.bank.judge.value_roots`, here
-    ``corn``) and says that it ended ("no longer", "no more", "have ended") is
-    about the other state: it is dropped, when at least one clause remains that
-    names a value of its own. A "still" clause stays: what still holds is part
+    or a part after a comma, "but", "and", "while", "although") that names a
+    value both records name (:func:`~langchain_atma.bank.judge.value_roots`,
+    here ``corn``) and says that it ended ("no longer", "no more", "have
+    ended"; a denial such as "won't fix the sink" ends nothing) is about the
+    other state: it is dropped, when at least one clause remains that names a
+    value of its own. A "still" clause stays: what still holds is part
     of the current state ("I still love sushi, but only on Fridays"). Otherwise
     the text is returned whole.
 
@@ -299,19 +302,23 @@ def state_clauses(text: str, partners: Sequence[str]) -> str:
     restated = value_roots(text) & theirs
     if not restated:
         return text
-    clauses = [(c.strip(), value_roots(c)) for c in _CLAUSE_SPLIT.split(text)
-               if c and c.strip()]
-    keep = [(c, roots) for c, roots in clauses
-            if not (roots & restated and text_cues(c).ending)]
-    if len(keep) == len(clauses) or not any(roots - theirs for _, roots in keep):
+    parts = _CLAUSE_BOUNDARY.split(text)
+    clauses, seps = parts[0::2], parts[1::2]
+    roots_of = [value_roots(c) for c in clauses]
+    drop = {i for i, (c, roots) in enumerate(zip(clauses, roots_of, strict=True))
+            if roots & restated and text_cues(c).ended}
+    kept = [i for i in range(len(clauses)) if i not in drop]
+    if not drop or not any(roots_of[i] - theirs for i in kept):
         return text
-    return " ".join(c for c, _ in keep)
+    return _join(clauses, seps, kept)
 
 
-# clause boundaries: sentence ends, "but", ", and / while / although ...", and commas
-_CLAUSE_BOUNDARY = re.compile(
-    r"((?<=[.!?;])\s+|,?\s+\bbut\b\s+|,\s+(?:and|while|although|though|whereas)\s+|,\s+)",
-    re.IGNORECASE)
+def _join(clauses: list[str], seps: list[str], kept: list[int]) -> str:
+    """The kept clauses, each followed by the separator that followed it in the text."""
+    out = clauses[kept[0]]
+    for prev, i in zip(kept, kept[1:], strict=False):
+        out += seps[prev] + clauses[i]
+    return out.strip()
 
 
 _RESTRICTIVE = re.compile(r"\b(?:only|except|unless|apart from|other than)\b", re.IGNORECASE)
@@ -370,10 +377,7 @@ def current_clauses(text: str, question: str) -> str:
     gone = frozenset().union(*(info[j][0] for j in drop)) if drop else frozenset()
     if not drop or not any(info[i][0] - gone for i in kept if i in shifted):
         return text
-    out = clauses[kept[0]]
-    for prev, i in zip(kept, kept[1:], strict=False):
-        out += seps[prev] + clauses[i]  # the separator that followed the previous kept clause
-    return out.strip()
+    return _join(clauses, seps, kept)
 
 
 def create_answer_chain(model: BaseChatModel, *, with_labels: bool = True) -> Runnable[Any, str]:

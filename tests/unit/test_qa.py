@@ -512,6 +512,13 @@ def test_offline_view_follows_time_order_inside_a_state_pair() -> None:
      ["I work at Dunmore Clinic."], "Started at Halvorsen Dental on Monday."),
     ("Sessions with Ravi have ended, and Marguerite coaches me now.",
      ["Ravi coaches me on Saturdays."], "Marguerite coaches me now."),
+    # the ended value and the new one in two parts of a sentence ("..., doing ...")
+    ("dropped the tuesday class, doing japanese instead. hiragana is hard",
+     ["my spanish class is tuesdays"], "doing japanese instead. hiragana is hard"),
+    # a denial ("won't fix the sink") ends no state
+    ("rent's $1,450 and the landlord still won't fix the sink. classic",
+     ["landlord bumped us to $1,725 for the same broken sink"],
+     "rent's $1,450 and the landlord still won't fix the sink. classic"),
     # nothing restated, no partner, or no clause with a value of its own: whole text
     ("Moved to Tacoma in May.", ["I live in Fresno."], "Moved to Tacoma in May."),
     ("I still love the Corolla.", [], "I still love the Corolla."),

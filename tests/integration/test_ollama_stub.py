@@ -494,8 +494,10 @@ def test_server_dies_mid_run(stub_factory):
     assert rep.supersessions == 1
     mid = rep.record_ids[0]
     assert mid is not None and bank.get(NS, old.id).status is RecordStatus.SUPERSEDED
-    # write 2 judges two pairs (the live head and its superseded predecessor): request 2
-    # is cut off mid-response, every later call is refused -> both pairs fall back
+    # write 2 judges two pairs (the live head and its superseded predecessor), possibly
+    # at once: request 2 is cut off mid-response and the stub stops listening; a request
+    # already on its way is cut off too, every later call is refused -> both pairs fall
+    # back (how many requests reach the stub before it closes depends on timing)
     before = _snapshot(bank, NS)
     judge = _judge(stub.url)
     trace: list[dict[str, Any]] = []
@@ -503,7 +505,7 @@ def test_server_dies_mid_run(stub_factory):
           "speaker": "Ann", "event_id": "e3"}
     rep2 = ingest_events(bank, [ev], namespace=NS, judge=judge, use_sentry=False,
                          trace=trace)
-    assert len(stub.requests) == 2  # the server got request 2, then died
+    assert 2 <= len(stub.requests) <= 5  # request 2 reached the server, then it died
     assert rep2.writes == 1 and rep2.judge_calls == 2 and rep2.supersessions == 0
     assert judge.stats["fallbacks"] == 2 and judge.stats["invalid"] == 4
     entry = next(e for e in trace if e["node"] == "judge")

@@ -504,10 +504,11 @@ def _earlier_partners(chain: list[EvidenceRow]) -> list[EvidenceRow]:
     for r in chain:
         if r.record.status is not RecordStatus.ACTIVE:
             continue
-        later = [by_id[t] for t in r.record.targets(LinkType.COEXISTS, LinkType.SCOPED_EXCEPTION)
-                 if t in by_id and t != r.id]
+        partners = [by_id[t] for t in r.record.targets(LinkType.COEXISTS,
+                                                       LinkType.SCOPED_EXCEPTION)
+                    if t in by_id and t != r.id]
         if any(p.record.status is RecordStatus.ACTIVE and p.record.sort_key > r.record.sort_key
-               for p in later):
+               for p in partners):
             out.append(r)
     return sorted(out, key=lambda r: r.record.sort_key)
 

@@ -148,14 +148,16 @@ class OfflineAnswerer:
     characters removed and whitespace collapsed, cut to ``max_chars``. For the
     current and historical views, when the chosen record also says that a value
     of its in-packet state partner ended ("I no longer keep a corn snake. Now
-    I've got a gecko"), that clause is dropped (:func:`state_clauses`): the
-    answer follows the requested view, not both.
+    I've got a gecko"), that clause is dropped (:func:`state_clauses`); for
+    the current view, so is a clause about an ended or merely continuing state
+    that the question does not name (:func:`current_clauses`): the answer
+    follows the requested view, not both.
 
     Args:
         use_labels: follow state labels (True) or always take the first row.
         max_chars: most characters of the answer.
-        state_clauses: drop the clauses that say the partner's value ended
-            (default True).
+        state_clauses: drop the clauses about the other state (default True;
+            both :func:`state_clauses` and :func:`current_clauses`).
     """
 
     def __init__(self, *, use_labels: bool = True, max_chars: int = MAX_ROW_CHARS,

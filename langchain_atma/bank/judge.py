@@ -1033,11 +1033,10 @@ def _thousands_count(tokens: list[str], i: int, filler: frozenset[str]) -> bool:
 
 
 # a number that counts an addition ("2 more", "another 3", "five extra"), not a total
+_NUMBER_ALT = "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True))
 _DELTA = re.compile(
-    r"\b(?:\d+(?:\.\d+)?|" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True))
-    + r")\s+(?:\w+\s+)?(?:more|extra|additional)\b|\b(?:another|an extra|an additional"
-    r"|added|adding|plus)\s+(?:\$?\d|" + "|".join(sorted(_NUMBER_WORDS, key=len,
-                                                         reverse=True)) + r")")
+    rf"\b(?:\d+(?:\.\d+)?|{_NUMBER_ALT})\s+(?:\w+\s+)?(?:more|extra|additional)\b"
+    rf"|\b(?:another|an extra|an additional|added|adding|plus)\s+(?:\$?\d|{_NUMBER_ALT})")
 _COPULAS = frozenset({"is", "s", "am", "are", "was", "were", "stands", "sits", "stays"})
 # verbs that take a reading of a standing quantity: "counted my plants today: 12"
 _MEASURING = frozenset({"count", "counted", "counting", "recount", "recounted", "tally",
@@ -2178,11 +2177,8 @@ class OfflineJudge(BaseJudge):
         records give numbers, at least one pair of them must be able to measure the
         same thing (:meth:`_other_quantities`).
         """
-        g = inp.gate_score
-        if g is None or not g >= _CLOSE_GATE:
+        if not self._hub_close(inp):
             return None
-        if inp.similarity is not None and inp.similarity < _CLOSE_MIN_COSINE:
-            return None  # a small pool inflates the hub score: the records must share a topic
         whole = self._features(inp.new.content)
         if fo.irrealis or fo.future or fo.ends or fo.other_subject:
             return None
@@ -2222,6 +2218,17 @@ class OfflineJudge(BaseJudge):
                                  f"a close record adds a {where}value beside the old one", 0.45)
         return self._verdict(inp, pv, "supersede", "temporal",
                              f"a close record states a new {where}value", 0.45)
+
+    @staticmethod
+    def _hub_close(inp: JudgeInput) -> bool:
+        """The gate's hub score says the pair is unusually close (``>= _CLOSE_GATE``).
+
+        The record cosine, when known, must also reach ``_CLOSE_MIN_COSINE``: a small
+        pool inflates the hub score, so the records must share a topic.
+        """
+        g = inp.gate_score
+        return g is not None and g >= _CLOSE_GATE and not (
+            inp.similarity is not None and inp.similarity < _CLOSE_MIN_COSINE)
 
     def _other_quantities(self, fo: _Features, fn: _Features) -> bool:
         """Both records give numbers, and every pair of them measures different things.
@@ -2413,10 +2420,7 @@ class OfflineJudge(BaseJudge):
         # laps this morning": the latest measurement is the current value), or it takes
         # a reading ("did a plant count today: 33")
         episode = fn.episodic and not (fn.change_strong or fn.change_weak or fn.measures)
-        # close by the encoder, or by the gate's hub score (as in rule 16)
-        close = pv.close or (inp.gate_score is not None and inp.gate_score >= _CLOSE_GATE
-                             and not (inp.similarity is not None
-                                      and inp.similarity < _CLOSE_MIN_COSINE))
+        close = pv.close or self._hub_close(inp)  # the encoder, or the gate (as rule 16)
         for qn in fn.numbers:
             for qo in fo.numbers:
                 what = _same_quantity(qo, qn, close, self._measure_match)

@@ -58,12 +58,14 @@ from langchain_atma.retrieval.controller import (
 )
 from langchain_atma.retrieval.packets import EvidencePacket, EvidenceRow, QueryProfile
 from langchain_atma.retrieval.pool import (
+    DEFAULT_OTHER_SPEAKER_PENALTY,
     SpeakerDirectory,
     expand_pool,
     speaker_seed_rows,
     top_k,
     validate_k,
     validate_query,
+    validate_speaker_penalty,
 )
 from langchain_atma.retrieval.profiler import QueryProfiler
 
@@ -166,6 +168,10 @@ class AtmaRetriever(BaseRetriever):
         rewrite_speaker: when the question names one speaker of the namespace,
             also search it in that speaker's first person (see
             :mod:`langchain_atma.retrieval.rewrite`).
+        other_speaker_penalty: when the question names one speaker, other
+            speakers' turns score this much lower among the host's hits, so the
+            speaker's own turns come first (``None``: plain host order; see
+            :func:`~langchain_atma.retrieval.pool.speaker_seed_rows`).
 
     Raises:
         InvalidQueryError: for ``k`` or ``seed_k`` below 1.
@@ -184,6 +190,7 @@ class AtmaRetriever(BaseRetriever):
     controller_mode: Literal["off", "shadow", "online"] = "online"
     use_labels: bool = True
     rewrite_speaker: bool = True
+    other_speaker_penalty: float | None = DEFAULT_OTHER_SPEAKER_PENALTY
     _speakers: SpeakerDirectory = PrivateAttr(default_factory=SpeakerDirectory)
 
     def __init__(self, **data: Any) -> None:
@@ -193,6 +200,8 @@ class AtmaRetriever(BaseRetriever):
             validate_k(data["seed_k"], "seed_k")
         if "namespace" in data:
             validate_namespace(data["namespace"])
+        if "other_speaker_penalty" in data:
+            validate_speaker_penalty(data["other_speaker_penalty"])
         mode = data.get("controller_mode", "online")
         if mode not in CONTROLLER_MODES:
             raise ConfigError(f"controller_mode must be one of {CONTROLLER_MODES}, got {mode!r}")
@@ -238,7 +247,8 @@ class AtmaRetriever(BaseRetriever):
         directory = self._speakers
         directory.enabled = self.rewrite_speaker
         rows, info = speaker_seed_rows(self.bank, self.namespace, query, seed_k=seed_k,
-                                       speakers=directory, query_vector=query_vector)
+                                       speakers=directory, query_vector=query_vector,
+                                       other_speaker_penalty=self.other_speaker_penalty)
         timings["seed"] = info.host_ms  # the host's own search
         timings["rewrite"] = info.rewrite_ms  # the overlay's speaker check and rewrite
         timings["embed"] = info.embed_ms  # the question's embedding (of the rewrite)

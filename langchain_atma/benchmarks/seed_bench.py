@@ -8,13 +8,16 @@ over the profile's events returns:
   transition): the state links can reach the rest from there;
 * ``target_hit``: the target-state record itself.
 
-Three ways of searching are compared (see :mod:`langchain_atma.retrieval.rewrite`):
+Four ways of searching are compared (see :mod:`langchain_atma.retrieval.rewrite`):
 
 * ``as_asked``: the question as written;
 * ``first_person``: the question rewritten in the first person of the one
   speaker it names (speakers are the ``speaker`` values of the profile's
   events, which is what the bank knows; nothing gold is read for the search);
-* ``fused_max``: both searches, each record keeping its best score.
+* ``fused_max``: both searches, each record keeping its best score;
+* ``speaker_first``: ``first_person``, with another speaker's turns scoring
+  :data:`~langchain_atma.retrieval.pool.DEFAULT_OTHER_SPEAKER_PENALTY` lower
+  when the question names one speaker (the read path's default).
 
 Gold fields (units, event kinds) are read only to score. This isolates the
 retrieval level's first step from the bank: no state links are used.
@@ -22,7 +25,7 @@ retrieval level's first step from the bank: no state links are used.
 Example:
     >>> from langchain_atma.benchmarks.seed_bench import SEARCH_MODES
     >>> SEARCH_MODES
-    ('as_asked', 'first_person', 'fused_max')
+    ('as_asked', 'first_person', 'fused_max', 'speaker_first')
 """
 
 from __future__ import annotations
@@ -37,17 +40,23 @@ from langchain_core.embeddings import Embeddings
 
 from langchain_atma.benchmarks.ltp_format import LtpProfile, load_ltp, select_profiles
 from langchain_atma.embeddings import unit_vectors_by_text
+from langchain_atma.retrieval.pool import DEFAULT_OTHER_SPEAKER_PENALTY
 from langchain_atma.retrieval.rewrite import first_person_query, name_candidates
 
 __all__ = ["SEARCH_MODES", "run_seed_bench"]
 
-SEARCH_MODES = ("as_asked", "first_person", "fused_max")
+SEARCH_MODES = ("as_asked", "first_person", "fused_max", "speaker_first")
+
+
+def _named(question: str, speakers: set[str]) -> str | None:
+    named = [n for n in name_candidates(question) if n in speakers]
+    named = [n for n in named if not any(n != m and n in m.split() for m in named)]
+    return named[0] if len(named) == 1 else None
 
 
 def _rewrite(question: str, speakers: set[str]) -> str:
-    named = [n for n in name_candidates(question) if n in speakers]
-    named = [n for n in named if not any(n != m and n in m.split() for m in named)]
-    return first_person_query(question, named[0]) if len(named) == 1 else question
+    name = _named(question, speakers)
+    return first_person_query(question, name) if name else question
 
 
 def _profile_rows(profile: LtpProfile, emb: Embeddings, k: int) -> list[dict[str, Any]]:
@@ -56,6 +65,7 @@ def _profile_rows(profile: LtpProfile, emb: Embeddings, k: int) -> list[dict[str
     rewrites = [_rewrite(q, speakers) for q in questions]
     vec = unit_vectors_by_text(emb, [e.text for e in profile.events] + questions + rewrites)
     mat = np.stack([vec[e.text] for e in profile.events])
+    event_speakers = np.array([e.speaker for e in profile.events], dtype=object)
     index = {e.event_id: i for i, e in enumerate(profile.events)}
     units = {u.unit_id: u for u in profile.units}
     rows = []
@@ -66,9 +76,12 @@ def _profile_rows(profile: LtpProfile, emb: Embeddings, k: int) -> list[dict[str
         target_id = unit.new_event_id if probe.view.value == "current" else unit.old_event_id
         target = index.get(target_id, -1)
         s_raw, s_rw = mat @ vec[q], mat @ vec[rw]
+        name = _named(q, speakers)
+        s_own = s_rw - (DEFAULT_OTHER_SPEAKER_PENALTY * (event_speakers != name)
+                        if name else 0.0)
         row: dict[str, Any] = {"probe_id": probe.probe_id, "rewritten": rw != q}
         for mode, scores in (("as_asked", s_raw), ("first_person", s_rw),
-                             ("fused_max", np.maximum(s_raw, s_rw))):
+                             ("fused_max", np.maximum(s_raw, s_rw)), ("speaker_first", s_own)):
             top = set(np.argsort(-scores, kind="stable")[:k].tolist())
             row[f"{mode}_unit_hit"] = bool(top & members)
             row[f"{mode}_target_hit"] = target in top
@@ -79,7 +92,7 @@ def _profile_rows(profile: LtpProfile, emb: Embeddings, k: int) -> list[dict[str
 def run_seed_bench(path: str | Path, *, profiles: Sequence[str] | int | None = None,
                    k: int = 5, embeddings: Embeddings | None = None,
                    progress: bool = True) -> dict[str, Any]:
-    """Score the three seed searches on an LTP-format file.
+    """Score the seed searches (:data:`SEARCH_MODES`) on an LTP-format file.
 
     Args:
         path: the LTP-format file.

@@ -73,7 +73,10 @@ class EvidenceRow(BaseModel):
 
     record: MemoryRecord = Field(description="The bank record.")
     bucket: Bucket = Field(description="Pool bucket the row entered through.")
-    score: float | None = Field(default=None, description="Host similarity (seeds only).")
+    score: float | None = Field(
+        default=None,
+        description="Seed score (seeds only): the host similarity, less the other-speaker "
+        "penalty for another speaker's turn when the question names one speaker.")
     relation: str | None = Field(
         default=None,
         description="For relation/neighbour rows: the link type followed to reach it "

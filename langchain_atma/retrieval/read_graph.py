@@ -53,11 +53,13 @@ from langchain_atma.retrieval.controller import (
 )
 from langchain_atma.retrieval.packets import Bucket, EvidencePacket, EvidenceRow, QueryProfile
 from langchain_atma.retrieval.pool import (
+    DEFAULT_OTHER_SPEAKER_PENALTY,
     SpeakerDirectory,
     expand_pool,
     speaker_seed_rows,
     validate_k,
     validate_query,
+    validate_speaker_penalty,
 )
 from langchain_atma.retrieval.profiler import QueryProfiler
 from langchain_atma.retrievers import assemble_packet
@@ -203,6 +205,7 @@ def create_read_graph(
     use_labels: bool = True,
     profiler: QueryProfiler | None = None,
     rewrite_speaker: bool = True,
+    other_speaker_penalty: float | None = DEFAULT_OTHER_SPEAKER_PENALTY,
 ) -> Any:
     """Build and compile the read graph over ``bank``.
 
@@ -224,15 +227,22 @@ def create_read_graph(
             also search it in that speaker's first person and fuse the hits
             (:mod:`langchain_atma.retrieval.rewrite`); ``False`` = search the
             question as asked only.
+        other_speaker_penalty: when the question names one speaker, other
+            speakers' turns score this much lower among the host's hits, so the
+            speaker's own turns come first
+            (:func:`~langchain_atma.retrieval.pool.speaker_seed_rows`); ``None`` =
+            plain host order.
 
     Returns:
         A compiled LangGraph graph; input ``{"question", "namespace"}``.
 
     Raises:
         InvalidQueryError: for ``k`` / ``seed_k`` below 1.
-        ConfigError: for an unknown controller mode, controller or answerer.
+        ConfigError: for an unknown controller mode, controller or answerer, or a
+            bad ``other_speaker_penalty``.
     """
     kk = validate_k(k)
+    validate_speaker_penalty(other_speaker_penalty)
     sk = max(validate_k(seed_k, "seed_k"), kk)
     if namespace is not None:
         validate_namespace(namespace)
@@ -271,9 +281,12 @@ def create_read_graph(
     def seed_work(state: ReadState, config: RunnableConfig) -> tuple[dict[str, Any], str, str]:
         ns = state["namespace"]
         seeds, info = speaker_seed_rows(bank, ns, state["profile"].query, seed_k=sk,
-                                        speakers=speakers)
+                                        speakers=speakers,
+                                        other_speaker_penalty=other_speaker_penalty)
         how = (f"; speaker {info.speaker!r}, also searched as {info.rewritten!r}"
                if info.rewritten else "")
+        if info.preferred:
+            how += f"; {info.own_hits} of {info.preferred!r}'s own turns"
         return ({"seeds": seeds}, f"namespace={ns}, seed_k={sk}",
                 f"{len(seeds)} host seeds{how}: {_ids(seeds)}")
 

@@ -71,7 +71,7 @@ def test_bad_options(tmp_path):
         run_ltp_bench(ltp, profiles=["missing"], progress=False)
 
 
-def test_seed_bench_scores_the_three_searches(tmp_path, minilm):
+def test_seed_bench_scores_the_searches(tmp_path, minilm):
     from langchain_atma.benchmarks.seed_bench import SEARCH_MODES, run_seed_bench
 
     _tiny(tmp_path)
@@ -82,5 +82,6 @@ def test_seed_bench_scores_the_three_searches(tmp_path, minilm):
         assert 0.0 <= m["target_hit"] <= m["unit_hit"] <= 1.0
     # in first person ("Which city do I live in now?") the top-1 event is a unit cue
     assert res["modes"]["first_person"]["unit_hit"] == 1.0
+    assert res["modes"]["speaker_first"]["unit_hit"] == 1.0
     wide = run_seed_bench(tmp_path / "tiny.json", k=6, embeddings=minilm, progress=False)
     assert all(m["unit_hit"] == 1.0 and m["target_hit"] == 1.0 for m in wide["modes"].values())

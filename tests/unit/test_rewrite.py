@@ -7,9 +7,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from langchain_atma.bank import StateBank
-from langchain_atma.errors import InvalidQueryError
+from langchain_atma.errors import ConfigError, InvalidQueryError
 from langchain_atma.records import MemoryRecord, Provenance
-from langchain_atma.retrieval.pool import SpeakerDirectory, seed_rows, speaker_seed_rows
+from langchain_atma.retrieval.pool import (
+    DEFAULT_OTHER_SPEAKER_PENALTY,
+    SpeakerDirectory,
+    seed_rows,
+    speaker_seed_rows,
+)
 from langchain_atma.retrieval.read_graph import create_read_graph
 from langchain_atma.retrieval.rewrite import first_person_query, name_candidates
 from langchain_atma.retrievers import AtmaRetriever
@@ -149,3 +154,93 @@ def test_read_graph_and_retriever_use_the_rewrite(talk):
     assert "also searched" not in entry["decided"]
     docs = AtmaRetriever(bank=bank, namespace="u", k=3, seed_k=3).invoke(question)
     assert docs[0].id == recs["run"].id
+
+
+# ------------------------------------------------------------- speaker preference
+
+
+@pytest.fixture
+def mentors(minilm):
+    """The other speaker talks about mentoring a lot; the named speaker says it once."""
+    bank = StateBank.in_memory(embeddings=minilm)
+    own = _add(bank, "Owen is my new mentor at work, and we really click.", "Gina")
+    others = [
+        _add(bank, f"Gina, my mentoring of young dancers is going great ({i})!", "Jon")
+        for i in range(4)
+    ]
+    _add(bank, "I baked bread this morning.", "Gina")
+    return bank, own, others
+
+
+def _score_of(rows, rec):
+    return next(r.score for r in rows if r.record.id == rec.id)
+
+
+def test_named_speakers_own_turns_rank_first(mentors):
+    bank, own, others = mentors
+    question = "Who mentors Gina now?"
+    plain, info0 = speaker_seed_rows(bank, "u", question, seed_k=3, other_speaker_penalty=None)
+    assert info0.preferred is None and own.id not in [r.record.id for r in plain]
+    # Jon's turns are ~0.1 closer than Gina's own statement: a larger penalty lifts it
+    rows, info = speaker_seed_rows(bank, "u", question, seed_k=3, other_speaker_penalty=0.15)
+    assert info.preferred == "Gina" and info.own_hits == 1
+    ids = [r.record.id for r in rows]
+    assert ids[0] == own.id
+    assert [r.prerank for r in rows] == list(range(len(rows)))
+    assert len(set(ids)) == len(ids) == 3
+    # only a much larger penalty keeps the speaker's own turns while they last; 0 = plain
+    only, _ = speaker_seed_rows(bank, "u", question, seed_k=2, other_speaker_penalty=5.0)
+    assert {r.record.provenance.speaker for r in only} == {"Gina"}
+    same, _ = speaker_seed_rows(bank, "u", question, seed_k=3, other_speaker_penalty=0.0)
+    assert [r.record.id for r in same] == [r.record.id for r in plain]
+
+
+def test_seed_scores_carry_the_penalty(mentors):
+    bank, *_ = mentors
+    question = "Who mentors Gina now?"
+    rows, info = speaker_seed_rows(bank, "u", question, seed_k=6)
+    host = {h.record.id: h.score for h in bank.search_by_vector(
+        "u", bank.embed_query(info.rewritten or question), 10)}
+    assert {r.record.provenance.speaker for r in rows} == {"Gina", "Jon"}
+    for r in rows:
+        penalty = DEFAULT_OTHER_SPEAKER_PENALTY if r.record.provenance.speaker == "Jon" else 0
+        assert r.score == pytest.approx(host[r.record.id] - penalty)
+    assert [r.score for r in rows] == sorted((r.score for r in rows), reverse=True)
+    assert info.own_hits == 2  # both of Gina's turns, then Jon's, a little lower
+
+
+def test_no_preference_without_one_named_speaker(mentors):
+    bank, *_ = mentors
+    for q in ("Who mentors whom?", "Did Gina and Jon meet?"):
+        _rows, info = speaker_seed_rows(bank, "u", q, seed_k=3)
+        assert info.preferred is None and info.own_hits == 0
+
+
+@pytest.mark.parametrize("bad", [-0.1, float("nan"), float("inf"), "0.1", True])
+def test_bad_penalty_is_a_config_error(mentors, bad):
+    bank, *_ = mentors
+    with pytest.raises(ConfigError):
+        speaker_seed_rows(bank, "u", "Who mentors Gina now?", other_speaker_penalty=bad)
+    with pytest.raises(ConfigError):
+        create_read_graph(bank, namespace="u", other_speaker_penalty=bad)
+    with pytest.raises(ConfigError):
+        AtmaRetriever(bank=bank, namespace="u", other_speaker_penalty=bad)
+
+
+def test_read_graph_trace_and_retriever_prefer_the_speaker(mentors):
+    bank, own, _ = mentors
+    question = "Who mentors Gina now?"
+    out = create_read_graph(bank, namespace="u", k=3, seed_k=3, other_speaker_penalty=0.15
+                            ).invoke({"question": question})
+    seed_entry = next(e for e in out["trace"] if e["node"] == "seed")
+    assert "1 of 'Gina''s own turns" in seed_entry["decided"]
+    assert out["seeds"][0].record.id == own.id
+    docs = AtmaRetriever(bank=bank, namespace="u", k=3, seed_k=3,
+                         other_speaker_penalty=0.15).invoke(question)
+    assert docs[0].id == own.id
+    plain = AtmaRetriever(bank=bank, namespace="u", k=3, seed_k=3,
+                          other_speaker_penalty=None).invoke(question)
+    assert own.id not in [d.id for d in plain]
+    off = create_read_graph(bank, namespace="u", k=3, seed_k=3, other_speaker_penalty=None)
+    entry = next(e for e in off.invoke({"question": question})["trace"] if e["node"] == "seed")
+    assert "own turns" not in entry["decided"]

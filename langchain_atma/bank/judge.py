@@ -1291,6 +1291,14 @@ def _analyze(text: str, lex: _Compiled) -> _Features:
     handover = False
     for sp in _spans(pat["handover"], norm):
         window = tokens[max(0, sp.start - 4): sp.start]
+        after = tokens[sp.end + 1: sp.end + 2]
+        # the speaker is the one it goes to ("Sofia lives with me now", "jewelry making
+        # has taken over my evenings"): something came in, nothing was handed away
+        if after and (after[0] in _TO_SPEAKER or (
+                after[0] in _SPEAKERS_OWN and _TAKE_OVER.match(tokens[sp.start])
+                and _stem(tokens[sp.end + 2] if sp.end + 2 < len(tokens) else "")
+                in _OWN_TIME)):
+            continue
         # someone or something else is the subject ("Olive lives with my aunt", "the
         # canary found a new home"); "(I'm) living with Sofia" hands nothing over
         if not (set(window) & lex.self_subject) and any(
@@ -1543,6 +1551,19 @@ def value_roots(text: str, max_chars: int = 4000) -> frozenset[str]:
         ConfigError: ``max_chars`` is not a positive int.
     """
     return _value_roots(_bounded_text(text, max_chars))
+
+
+_TO_SPEAKER = frozenset({"me", "us"})
+"""Objects of a handover phrase that make the speaker the receiver ("lives with me")."""
+_SPEAKERS_OWN = frozenset({"my", "our"})
+_TAKE_OVER = re.compile(r"^(?:take|taken|takes|took|taking)$")
+_OWN_TIME = frozenset(_stem(w) for w in (
+    "time", "life", "days", "evenings", "mornings", "afternoons", "nights", "weekends",
+    "weeks", "summer", "schedule", "routine", "feed", "playlist", "calendar", "spare",
+    "free"))
+"""Something taking over the speaker's own time ("taken over my evenings") fills it and
+ends nothing; "Hannah has taken over" or "my brother took over my lease" hand a thing
+over."""
 
 
 _VALUE_FAMILIES = ("hobbies", "pets")

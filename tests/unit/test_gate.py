@@ -289,3 +289,21 @@ def test_text_cues_rejects_bad_input_with_library_errors() -> None:
             text_cues("I moved.", limit)  # type: ignore[arg-type]
     assert text_cues("", 10).statement is False  # empty text states nothing
     assert text_cues("I moved to Oslo. " * 1000, 20).change  # only the start is read
+
+
+@pytest.mark.parametrize(("text", "ended"), [
+    # handed over to someone else: the old state ended
+    ("Rex lives with my parents now.", True),
+    ("The canary found a new home with my cousin.", True),
+    ("Hannah has taken over.", True),
+    ("My brother took over my lease.", True),
+    # handed to the speaker, or something fills the speaker's own time: nothing ended
+    ("Omar lives with us now.", False),
+    ("Sofia lives with me now.", False),
+    ("Pottery has taken over my evenings.", False),
+    ("Climbing took over my weekends.", False),
+])
+def test_a_handover_to_the_speaker_is_not_an_ending(text: str, ended: bool) -> None:
+    from langchain_atma.bank.judge import text_cues
+
+    assert text_cues(text).ended is ended

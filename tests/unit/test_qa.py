@@ -577,6 +577,12 @@ def test_offline_answer_keeps_the_clauses_of_the_requested_state() -> None:
     ("I still love sushi, but these days only on Fridays as a treat.",
      "What food does Maya like now?",
      "I still love sushi, but these days only on Fridays as a treat."),
+    # something came to the speaker: it is the new state, not an ended one
+    ("I don't share a flat with Priya anymore, Omar lives with us now.",
+     "Who does Ann live with now?", "Omar lives with us now."),
+    ("I still paint on weekends, but lately pottery has taken over my evenings.",
+     "What does Ann do in the evenings these days?",
+     "lately pottery has taken over my evenings."),
     # nothing else names a value of its own: the text as written
     ("I still love sushi.", "What food does Maya like now?", "I still love sushi."),
     ("I no longer keep a rabbit, sadly.", "What pet does John have now?",

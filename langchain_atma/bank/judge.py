@@ -1532,7 +1532,7 @@ def names_both(bridge: str, old: str, new: str, max_chars: int = 4000) -> bool:
     return bool((ro - rn) & rb) and bool((rn - ro) & rb)
 
 
-def value_roots(text: str, max_chars: int = 4000) -> frozenset[str]:
+def value_roots(text: str, max_chars: int = 4000, *, min_chars: int = 4) -> frozenset[str]:
     """The values a text names: its value words and proper nouns, as five-letter roots.
 
     A hobby or pet the lexicon knows is a value too ("chess", "hamster"); slot
@@ -1540,17 +1540,28 @@ def value_roots(text: str, max_chars: int = 4000) -> frozenset[str]:
     wording are not values. Used to compare which values two records name
     (:func:`names_both`, the offline answerer's clause choice).
 
+    Args:
+        text: the text (only the first ``max_chars`` characters are read).
+        max_chars: reading bound.
+        min_chars: shortest (stemmed) word that counts; 3 also counts short values
+            such as "hip hop" or "hiking" (stem "hik"), at the price of a few
+            short non-values.
+
     Example:
         >>> sorted(value_roots("I no longer keep a corn snake. Now I've got a gecko!"))
         ['corn', 'gecko', 'snake']
         >>> sorted(value_roots("Beat my friends at chess again last night."))
         ['beat', 'ches']
+        >>> sorted(value_roots("Lately I'm into hip hop.", min_chars=3))
+        ['hip', 'hop']
 
     Raises:
         InvalidRecordError: ``text`` is not a string.
-        ConfigError: ``max_chars`` is not a positive int.
+        ConfigError: ``max_chars`` or ``min_chars`` is not a positive int.
     """
-    return _value_roots(_bounded_text(text, max_chars))
+    if isinstance(min_chars, bool) or not isinstance(min_chars, int) or min_chars < 1:
+        raise ConfigError(f"min_chars must be a positive int, got {min_chars!r}")
+    return _value_roots(_bounded_text(text, max_chars), min_chars)
 
 
 _TO_SPEAKER = frozenset({"me", "us"})
@@ -1575,13 +1586,15 @@ _ACTIVITY_STEMS = frozenset(_stem(w) for w in (
 
 
 @functools.lru_cache(maxsize=8192)
-def _value_roots(body: str) -> frozenset[str]:
+def _value_roots(body: str, min_chars: int = 4) -> frozenset[str]:
     lex = _default_lexicon()
     f = _analyze(body, lex)
     named = {w for fam in _VALUE_FAMILIES for w in f.slot_words.get(fam, ())
-             if len(w) >= 4 and w not in lex.generic and w not in lex.category
+             if len(w) >= min_chars and w not in lex.generic and w not in lex.category
              and w not in _ACTIVITY_STEMS}
-    return f.roots | {_root(w) for w in named}
+    roots = f.roots if min_chars == 4 else frozenset(
+        _root(w) for w in f.value_words | f.proper if len(w) >= min_chars)
+    return roots | {_root(w) for w in named}
 
 
 _SENTENCE_END = re.compile(

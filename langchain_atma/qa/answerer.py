@@ -363,8 +363,10 @@ def current_clauses(text: str, question: str) -> str:
     clauses, seps = parts[0::2], parts[1::2]
     if len(clauses) < 2:
         return text
-    asked = value_roots(question)
-    info = [(value_roots(c), text_cues(c)) for c in clauses]
+    # short values count here ("hip hop", "hiking"): a clause is only compared with
+    # the other clauses of the same record and with the question
+    asked = value_roots(question, min_chars=3)
+    info = [(value_roots(c, min_chars=3), text_cues(c)) for c in clauses]
     # a clause that says what changed, naming its own value; a restriction ("only on
     # Fridays now") limits the continuing state instead of adding another one
     shifted = [i for i, (roots, cues) in enumerate(info) if roots and cues.shift

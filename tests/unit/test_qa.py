@@ -577,6 +577,11 @@ def test_offline_answer_keeps_the_clauses_of_the_requested_state() -> None:
     ("I still love sushi, but these days only on Fridays as a treat.",
      "What food does Maya like now?",
      "I still love sushi, but these days only on Fridays as a treat."),
+    # short values count ("pop", "rap"; "hiking" stems to "hik")
+    ("I still listen to pop, but these days it's mostly rap.",
+     "What music is Ann into these days?", "these days it's mostly rap."),
+    ("I still go hiking, but lately I've switched to kayaking.",
+     "What does Ann do outdoors lately?", "lately I've switched to kayaking."),
     # something came to the speaker: it is the new state, not an ended one
     ("I don't share a flat with Priya anymore, Omar lives with us now.",
      "Who does Ann live with now?", "Omar lives with us now."),
@@ -606,3 +611,16 @@ def test_offline_answer_to_a_current_question_drops_a_continuing_state() -> None
         q, _prof(QueryView.CURRENT), rows).answer == new.content
     with pytest.raises(InvalidRecordError):
         current_clauses("x", None)  # type: ignore[arg-type]
+
+
+def test_value_roots_short_values_only_when_asked() -> None:
+    from langchain_atma.bank.judge import value_roots
+    from langchain_atma.errors import ConfigError
+
+    assert value_roots("Lately I'm into hip hop.") == frozenset()  # default: 4+ letters
+    assert value_roots("Lately I'm into hip hop.", min_chars=3) == {"hip", "hop"}
+    assert value_roots("I no longer keep a corn snake.", min_chars=3) == (
+        value_roots("I no longer keep a corn snake."))
+    for bad in (0, -1, 2.5, True):
+        with pytest.raises(ConfigError):
+            value_roots("x", min_chars=bad)  # type: ignore[arg-type]

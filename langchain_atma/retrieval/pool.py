@@ -102,9 +102,9 @@ DEFAULT_OTHER_SPEAKER_PENALTY = 0.05
 A question about one speaker ("Who is Gina's mentor now?") is answered from that
 speaker's own statements; the other speaker's turns that talk *about* the topic
 ("your one-on-one mentoring will push dancers") are close in the encoder and
-crowd the seeds. They are kept, a little lower (measured in docs/BENCHMARKS.md:
-a hard filter lost LoCoMo's adversarial questions, whose evidence is the other
-speaker's turn).
+crowd the seeds. They are kept, a little lower: a hard filter lost LoCoMo's
+adversarial questions, whose evidence is the other speaker's turn (seed search and
+LoCoMo sections of docs/BENCHMARKS.md).
 """
 
 _FORWARD = (LinkType.SUPERSEDED_BY, LinkType.EVOLVES_TO)

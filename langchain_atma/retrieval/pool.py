@@ -3,7 +3,9 @@
 The pool is built in two steps (paper, section 4.4, eq. 9-10):
 
 1. **Seeds** ``A_q``: the host's own semantic search (bucket ``seed``), in host
-   order, with the host score kept.
+   order, with the host score kept (:func:`speaker_seed_rows`: for a question
+   about one speaker, that speaker's own turns first and another speaker's
+   scores lowered by ``other_speaker_penalty``).
 2. **Hops**, view-conditioned, following the typed links of the bank:
 
    * relation hops ``R_q`` (bucket ``relation``):
@@ -375,7 +377,6 @@ def _prefer_speaker(
     scored = [(h.record, float(h.score) - (penalty if h.record.provenance.speaker != speaker
                                            else 0.0)) for h in hits]
     return sorted(scored, key=lambda p: -p[1])[:seed_k]  # stable: host order breaks ties
-
 
 
 def _seed_hops(rec: MemoryRecord, view: QueryView) -> tuple[list[_Hop], list[_Hop]]:

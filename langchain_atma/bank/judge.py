@@ -1291,14 +1291,8 @@ def _analyze(text: str, lex: _Compiled) -> _Features:
     handover = False
     for sp in _spans(pat["handover"], norm):
         window = tokens[max(0, sp.start - 4): sp.start]
-        after = tokens[sp.end + 1: sp.end + 2]
-        # the speaker is the one it goes to ("Sofia lives with me now", "jewelry making
-        # has taken over my evenings"): something came in, nothing was handed away
-        if after and (after[0] in _TO_SPEAKER or (
-                after[0] in _SPEAKERS_OWN and _TAKE_OVER.match(tokens[sp.start])
-                and _stem(tokens[sp.end + 2] if sp.end + 2 < len(tokens) else "")
-                in _OWN_TIME)):
-            continue
+        if _to_speaker(tokens, sp):
+            continue  # something came in, nothing was handed away
         # someone or something else is the subject ("Olive lives with my aunt", "the
         # canary found a new home"); "(I'm) living with Sofia" hands nothing over
         if not (set(window) & lex.self_subject) and any(
@@ -1433,9 +1427,13 @@ def _bounded_text(text: object, max_chars: object, name: str = "text") -> str:
     """``text`` cut to ``max_chars`` after checking both (public text helpers)."""
     if not isinstance(text, str):
         raise InvalidRecordError(f"{name} must be a str, got {type(text).__name__}")
-    if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 1:
-        raise ConfigError(f"max_chars must be a positive int, got {max_chars!r}")
-    return text[:max_chars]
+    return text[:_positive_int(max_chars, "max_chars")]
+
+
+def _positive_int(value: object, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"{name} must be a positive int, got {value!r}")
+    return value
 
 
 def text_cues(text: str, max_chars: int = 4000) -> TextCues:
@@ -1559,8 +1557,7 @@ def value_roots(text: str, max_chars: int = 4000, *, min_chars: int = 4) -> froz
         InvalidRecordError: ``text`` is not a string.
         ConfigError: ``max_chars`` or ``min_chars`` is not a positive int.
     """
-    if isinstance(min_chars, bool) or not isinstance(min_chars, int) or min_chars < 1:
-        raise ConfigError(f"min_chars must be a positive int, got {min_chars!r}")
+    _positive_int(min_chars, "min_chars")
     return _value_roots(_bounded_text(text, max_chars), min_chars)
 
 
@@ -1577,6 +1574,21 @@ ends nothing; "Hannah has taken over" or "my brother took over my lease" hand a 
 over."""
 
 
+def _to_speaker(tokens: list[str], sp: _Span) -> bool:
+    """Whether a handover phrase hands something *to* the speaker.
+
+    The receiver is the speaker ("Sofia lives with me now") or the speaker's own
+    time ("jewelry making has taken over my evenings").
+    """
+    after = tokens[sp.end + 1: sp.end + 3]
+    if not after:
+        return False
+    if after[0] in _TO_SPEAKER:
+        return True
+    return (after[0] in _SPEAKERS_OWN and len(after) == 2
+            and bool(_TAKE_OVER.match(tokens[sp.start])) and _stem(after[1]) in _OWN_TIME)
+
+
 _VALUE_FAMILIES = ("hobbies", "pets")
 """Families whose lexicon words are themselves values ("chess", "guitar", "hamster")."""
 _ACTIVITY_STEMS = frozenset(_stem(w) for w in (
@@ -1590,11 +1602,9 @@ def _value_roots(body: str, min_chars: int = 4) -> frozenset[str]:
     lex = _default_lexicon()
     f = _analyze(body, lex)
     named = {w for fam in _VALUE_FAMILIES for w in f.slot_words.get(fam, ())
-             if len(w) >= min_chars and w not in lex.generic and w not in lex.category
-             and w not in _ACTIVITY_STEMS}
-    roots = f.roots if min_chars == 4 else frozenset(
-        _root(w) for w in f.value_words | f.proper if len(w) >= min_chars)
-    return roots | {_root(w) for w in named}
+             if w not in lex.generic and w not in lex.category and w not in _ACTIVITY_STEMS}
+    return frozenset(_root(w) for w in (f.value_words | f.proper | named)
+                     if len(w) >= min_chars)
 
 
 _SENTENCE_END = re.compile(

@@ -41,7 +41,11 @@ from langchain_core.embeddings import Embeddings
 from langchain_atma.benchmarks.ltp_format import LtpProfile, load_ltp, select_profiles
 from langchain_atma.embeddings import unit_vectors_by_text
 from langchain_atma.retrieval.pool import DEFAULT_OTHER_SPEAKER_PENALTY
-from langchain_atma.retrieval.rewrite import first_person_query, name_candidates
+from langchain_atma.retrieval.rewrite import (
+    first_person_query,
+    name_candidates,
+    the_named_speaker,
+)
 
 __all__ = ["SEARCH_MODES", "run_seed_bench"]
 
@@ -49,34 +53,28 @@ SEARCH_MODES = ("as_asked", "first_person", "fused_max", "speaker_first")
 
 
 def _named(question: str, speakers: set[str]) -> str | None:
-    named = [n for n in name_candidates(question) if n in speakers]
-    named = [n for n in named if not any(n != m and n in m.split() for m in named)]
-    return named[0] if len(named) == 1 else None
-
-
-def _rewrite(question: str, speakers: set[str]) -> str:
-    name = _named(question, speakers)
-    return first_person_query(question, name) if name else question
+    return the_named_speaker([n for n in name_candidates(question) if n in speakers])
 
 
 def _profile_rows(profile: LtpProfile, emb: Embeddings, k: int) -> list[dict[str, Any]]:
     speakers = {e.speaker for e in profile.events}
     questions = [p.question for p in profile.probes]
-    rewrites = [_rewrite(q, speakers) for q in questions]
+    names = [_named(q, speakers) for q in questions]
+    rewrites = [first_person_query(q, n) if n else q for q, n in zip(questions, names,
+                                                                       strict=True)]
     vec = unit_vectors_by_text(emb, [e.text for e in profile.events] + questions + rewrites)
     mat = np.stack([vec[e.text] for e in profile.events])
     event_speakers = np.array([e.speaker for e in profile.events], dtype=object)
     index = {e.event_id: i for i, e in enumerate(profile.events)}
     units = {u.unit_id: u for u in profile.units}
     rows = []
-    for probe, q, rw in zip(profile.probes, questions, rewrites, strict=True):
+    for probe, q, rw, name in zip(profile.probes, questions, rewrites, names, strict=True):
         unit = units[probe.unit_id]
         members = {index[i] for i in (unit.old_event_id, unit.new_event_id,
                                       unit.transition_event_id) if i in index}
         target_id = unit.new_event_id if probe.view.value == "current" else unit.old_event_id
         target = index.get(target_id, -1)
         s_raw, s_rw = mat @ vec[q], mat @ vec[rw]
-        name = _named(q, speakers)
         s_own = s_rw - (DEFAULT_OTHER_SPEAKER_PENALTY * (event_speakers != name)
                         if name else 0.0)
         row: dict[str, Any] = {"probe_id": probe.probe_id, "rewritten": rw != q}

@@ -62,7 +62,11 @@ import numpy as np
 from langchain_atma.errors import ConfigError, InvalidQueryError
 from langchain_atma.records import LinkType, MemoryRecord, validate_namespace
 from langchain_atma.retrieval.packets import Bucket, EvidenceRow, QueryProfile, QueryView
-from langchain_atma.retrieval.rewrite import first_person_query, name_candidates
+from langchain_atma.retrieval.rewrite import (
+    first_person_query,
+    name_candidates,
+    the_named_speaker,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from langchain_atma.bank.bank import ScoredRecord, StateBank
@@ -316,17 +320,16 @@ def speaker_seed_rows(
     embed_s = 0.0
     info = SeedSearch(candidates=name_candidates(query))
     directory = speakers if speakers is not None else SpeakerDirectory()
-    named: list[str] = []
+    name: str | None = None
     if info.candidates and directory.enabled:
         probe = directory.probe_vector(bank, query_vector)
-        named = [n for n in info.candidates if directory.is_speaker(bank, namespace, n, probe)]
-        # "Mary Jane" and "Mary" may both match: keep names not inside a longer one
-        named = [n for n in named if not any(n != m and n in m.split() for m in named)]
+        name = the_named_speaker([n for n in info.candidates
+                                  if directory.is_speaker(bank, namespace, n, probe)])
     text = query
-    if len(named) == 1:
-        rewritten = first_person_query(query, named[0])
+    if name is not None:
+        rewritten = first_person_query(query, name)
         if rewritten != query:
-            info.speaker, info.rewritten = named[0], rewritten
+            info.speaker, info.rewritten = name, rewritten
             text = rewritten
     if text is query and query_vector is not None:
         svec: Sequence[float] | np.ndarray = query_vector
@@ -334,7 +337,7 @@ def speaker_seed_rows(
         te = time.perf_counter()
         svec = bank.embed_query(text)
         embed_s = time.perf_counter() - te
-    preferred = named[0] if len(named) == 1 and other_speaker_penalty is not None else None
+    preferred = name if other_speaker_penalty is not None else None
     t1 = time.perf_counter()
     hits = bank.search_by_vector(namespace, svec, seed_k * (_WIDEN if preferred else 1))
     info.host_ms = (time.perf_counter() - t1) * 1e3

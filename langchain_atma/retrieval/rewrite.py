@@ -36,8 +36,9 @@ Example:
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
-__all__ = ["first_person_query", "name_candidates"]
+__all__ = ["first_person_query", "name_candidates", "the_named_speaker"]
 
 MAX_CANDIDATES = 4
 """At most this many capitalized words of a question are checked as speakers."""
@@ -93,6 +94,23 @@ def name_candidates(question: str) -> list[str]:
             out.append(f"{w} {words[nxt]}")
         out.append(w)
     return list(dict.fromkeys(out))[:MAX_CANDIDATES]
+
+
+def the_named_speaker(speakers: Sequence[str]) -> str | None:
+    """The one speaker a question names, given its candidates that are speakers.
+
+    "Mary Jane" and "Mary" may both be speakers' names found in one question:
+    a name inside a longer one is dropped. ``None`` when no name, or more than
+    one, is left.
+
+    Example:
+        >>> the_named_speaker(["Mary Jane", "Mary"])
+        'Mary Jane'
+        >>> the_named_speaker(["Ann", "Bob"]) is None
+        True
+    """
+    named = [n for n in speakers if not any(n != m and n in m.split() for m in speakers)]
+    return named[0] if len(named) == 1 else None
 
 
 def _case(word: str, like: str) -> str:

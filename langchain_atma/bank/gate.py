@@ -16,13 +16,17 @@ judge) but decides with a **hubness-normalized topic agreement** computed over
 the candidate pool, which is the speaker's local neighbourhood of the new
 record (the host's nearest live records of the same speaker):
 
-``t_j = cos(new, c_j) - gamma * (r_new + r_j) / 2 + unit_bonus * units_j``
+``t_j = cos(new, c_j) - gamma * (r_new + r_j) / 2 + topic_weight * a_j + unit_bonus * units_j``
 
 * ``r_new`` is the mean of the ``neighbours`` largest similarities of the new
   record to the pool: how close the new record is to *everything* nearby;
 * ``r_j`` is the mean of the ``neighbours`` largest similarities of candidate
   ``j`` to the *other* pool members: how much of a hub the candidate is;
   (missing neighbours of a small pool count as similarity 0);
+* ``a_j`` is the Sentry's topic agreement (its trained topic head: "same state
+  slot"), which ranks two values of one slot ("acrylics" / "oil paint") above
+  two turns that only share words; with a cosine scorer (no heads) it is the
+  cosine again;
 * ``units_j`` is 1 when both texts state a number next to the same word
   ("35 minutes" / "90 minutes", "$1,900 a month" / "$2,050 a month") and the
   numbers differ: a changed quantity is a state update the encoder barely sees.
@@ -95,7 +99,7 @@ class GateConfig(BaseModel):
         "hub", description="'hub': hubness-normalized topic agreement (default); 'paper': the "
         "Sentry's own rule a > tau_top and (b < tau_log or d > tau_gap), no cap.")
     tau: float = Field(
-        -0.09, ge=-2.0, le=2.0,
+        -0.05, ge=-2.0, le=2.0,
         description="Flag a pair when its hub score t reaches this value (cosine units of "
         "the bank's encoder; calibrated on all-MiniLM-L6-v2).")
     gamma: float = Field(
@@ -106,6 +110,11 @@ class GateConfig(BaseModel):
     max_flags: int | None = Field(
         3, ge=1, description="At most this many flagged pairs per write (highest t first); "
         "None = no cap.")
+    topic_weight: float = Field(
+        0.10, ge=0.0, le=1.0,
+        description="Weight of the Sentry's topic agreement a added to t (its trained "
+        "topic head says whether two records speak about the same state slot; 0 = the "
+        "hub score alone).")
     unit_bonus: float = Field(
         0.10, ge=0.0, le=1.0,
         description="Added to t when both texts give different numbers next to a shared word.")
@@ -138,14 +147,18 @@ class GateScores(PairScores):
 
     Attributes:
         similarity: cosine of the stored vectors.
-        t: hub score (``-inf`` where a pair can never be flagged: ``min_gap_s``);
-            in ``paper`` mode it equals ``a``.
+        t: flag score, the hub score plus the text bonuses and the topic term
+            (``-inf`` where a pair can never be flagged: ``min_gap_s``); in
+            ``paper`` mode it equals ``a``.
         r_new: hubness of the new record (the same value for every pair).
         r_old: hubness of each candidate inside the pool.
         units: 1.0 where the two texts give different numbers for a shared word.
         cue: 1.0 where the new text has change wording (the same for every pair).
         eligible: False where one text states no fact (never flagged with
             ``statements_only``).
+        hub: ``t`` without the topic term (hub score plus the text bonuses): how
+            much closer the pair is than its neighbourhood, which the offline
+            judge's close-change rule reads; ``None`` in ``paper`` mode.
     """
 
     similarity: np.ndarray
@@ -155,6 +168,7 @@ class GateScores(PairScores):
     units: np.ndarray
     cue: np.ndarray | None = None
     eligible: np.ndarray | None = None
+    hub: np.ndarray | None = None
 
 
 # ---------------------------------------------------------------------- scores
@@ -357,13 +371,15 @@ class ProposalGate:
                 if cfg.statements_only and cand_texts is not None and eligible.any():
                     eligible = np.array([text_cues(txt).statement for txt in cand_texts],
                                         dtype=bool)
-        t = t + cfg.unit_bonus * units + cfg.cue_bonus * cue
+        hub = t + cfg.unit_bonus * units + cfg.cue_bonus * cue
+        t = hub + cfg.topic_weight * np.asarray(ps.a, dtype=np.float64)
         if cfg.min_gap_s is not None and new_time is not None and cand_times is not None:
             if len(cand_times) != n:
                 raise SentryError(f"{len(cand_times)} candidate times for {n} candidates")
             close = np.array([(new_time - ct).total_seconds() < cfg.min_gap_s
                               for ct in cand_times], dtype=bool)
             t = np.where(close, -np.inf, t)
+            hub = np.where(close, -np.inf, hub)
         flagged = (t >= cfg.tau) & eligible
         if cfg.max_flags is not None and int(flagged.sum()) > cfg.max_flags:
             order = np.argsort(-np.where(flagged, t, -np.inf), kind="stable")[: cfg.max_flags]
@@ -372,7 +388,7 @@ class ProposalGate:
             flagged &= keep
         return GateScores(a=ps.a, b=ps.b, d=ps.d, flagged=flagged,
                           similarity=cos.astype(np.float32), t=t, r_new=r_new, r_old=r_old,
-                          units=units, cue=cue, eligible=eligible)
+                          units=units, cue=cue, eligible=eligible, hub=hub)
 
     def __repr__(self) -> str:
         return f"ProposalGate(scorer={type(self.scorer).__name__}, config={self.config!r})"

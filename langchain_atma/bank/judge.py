@@ -257,8 +257,9 @@ class JudgeInput(BaseModel):
         default=None, description="Cosine similarity of the two record embeddings, if known."
     )
     gate_score: float | None = Field(
-        default=None, description="The proposal gate's hub score t of the pair (how much "
-        "closer the two records are than their neighbourhoods), if known.")
+        default=None, description="The proposal gate's hub score of the pair (how much "
+        "closer the two records are than their neighbourhoods, with the gate's text "
+        "bonuses, without its topic term: GateScores.hub), if known.")
     old_precedes_new: bool | None = Field(
         default=None,
         description="Whether the old record precedes the new one in time; computed from "

@@ -445,6 +445,8 @@ class WriteNodes:
                     "vector": [float(x) for x in mat[i]]}
                 if hub is not None:
                     row["gate"] = float(hub.t[i])
+                    if hub.hub is not None:
+                        row["hub"] = float(hub.hub[i])
                 scores.append(row)
                 if flag:
                     flagged.append(c.id)
@@ -484,8 +486,9 @@ class WriteNodes:
             if cand is None:
                 continue
             s = sc.get(cid, {})
+            closeness = s.get("hub", s.get("gate"))  # the judge reads the hub score
             out.append(JudgeInput(old=cand, new=rec, a=s.get("a"), b=s.get("b"), d=s.get("d"),
-                                  similarity=s.get("similarity"), gate_score=s.get("gate"),
+                                  similarity=s.get("similarity"), gate_score=closeness,
                                   old_precedes_new=cand.time <= rec.time,
                                   old_vector=s.get("vector"), new_vector=state.get("embedding")))
         return out

@@ -19,7 +19,9 @@ the judge:
 Operating points: the hub gate (``GateConfig(tau=t)``, other settings at their
 defaults, cap and text cues included) for each ``t``, the hub gate without text
 cues (:data:`NO_CUES`: no cue bonus, no statement or actionable filter,
-``tau = -0.08``, cap 2; the default before the text signals), and the paper rule
+``tau = -0.08``, cap 2; the default before the text signals), the hub gate
+without the Sentry's topic term (:data:`NO_TOPIC`, ``tau = -0.09``; the default
+before it), and the paper rule
 (``GateConfig(mode="paper")``) over the 8 nearest. Per update type recall is
 given at the default settings. Vectors are encoded once per distinct text;
 everything else is numpy.
@@ -27,7 +29,7 @@ everything else is numpy.
 Example:
     >>> from langchain_atma.benchmarks.gate_bench import DEFAULT_TAUS
     >>> DEFAULT_TAUS
-    (-0.11, -0.1, -0.09, -0.08)
+    (-0.07, -0.06, -0.05, -0.04)
 """
 
 from __future__ import annotations
@@ -46,12 +48,15 @@ from langchain_atma.bank.gate import GateConfig, ProposalGate
 from langchain_atma.benchmarks.ltp_format import LtpProfile, load_ltp, select_profiles
 from langchain_atma.embeddings import unit_vectors_by_text
 
-__all__ = ["DEFAULT_TAUS", "NO_CUES", "PAPER_CANDIDATES", "markdown_table", "run_gate_bench"]
+__all__ = ["DEFAULT_TAUS", "NO_CUES", "NO_TOPIC", "PAPER_CANDIDATES", "markdown_table",
+           "run_gate_bench"]
 
-DEFAULT_TAUS: tuple[float, ...] = (-0.11, -0.10, -0.09, -0.08)
+DEFAULT_TAUS: tuple[float, ...] = (-0.07, -0.06, -0.05, -0.04)
 NO_CUES = GateConfig(tau=-0.08, cue_bonus=0.0, statements_only=False, actionable_only=False,
-                     max_flags=2)
+                     max_flags=2, topic_weight=0.0)
 """The gate without text cues (the default before the text signals were added)."""
+NO_TOPIC = GateConfig(tau=-0.09, topic_weight=0.0)
+"""The gate without the Sentry's topic term (the default before it was added)."""
 PAPER_CANDIDATES = 8
 
 
@@ -198,13 +203,14 @@ def run_gate_bench(path: str | Path, *, profiles: Sequence[str] | int | None = N
     per_type: dict[str, Any] = {}
     runs: list[tuple[str, GateConfig, int]] = [
         (f"paper rule, {PAPER_CANDIDATES} nearest", GateConfig(mode="paper"), PAPER_CANDIDATES),
-        ("hub without text cues, tau = -0.08, cap 2", NO_CUES, candidate_k)]
+        ("hub without text cues, tau = -0.08, cap 2", NO_CUES, candidate_k),
+        ("hub without the topic term, tau = -0.09", NO_TOPIC, candidate_k)]
     runs += [(f"hub, tau = {t:+.2f}" + (" (default)" if t == default_tau else ""),
               GateConfig(tau=t), candidate_k) for t in taus]
     for name, cfg, k in runs:
         res = _evaluate(replays, ProposalGate(scorer, cfg), k)
         types = res.pop("per_type")
-        if cfg.mode == "hub" and cfg.tau == default_tau and cfg.cue_bonus:
+        if cfg == GateConfig(tau=default_tau):
             per_type = types
         ceiling, _ = _ceiling(replays, k)
         points.append({"gate": name, "mode": cfg.mode,

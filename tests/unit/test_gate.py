@@ -307,3 +307,41 @@ def test_a_handover_to_the_speaker_is_not_an_ending(text: str, ended: bool) -> N
     from langchain_atma.bank.judge import text_cues
 
     assert text_cues(text).ended is ended
+
+
+class _TopicScorer:
+    """A pair scorer whose topic agreement ``a`` is given per candidate."""
+
+    def __init__(self, a: list[float]) -> None:
+        self.a = np.asarray(a, dtype=np.float32)
+
+    def score(self, new_vec: np.ndarray, cand_vecs: np.ndarray):  # noqa: ANN201
+        from langchain_atma.bank.sentry import PairScores
+
+        a = self.a[: len(cand_vecs)]
+        return PairScores(a=a, b=a.copy(), d=np.zeros_like(a), flagged=np.zeros(len(a), bool))
+
+
+def test_topic_term_adds_the_sentry_topic_agreement_to_the_flag_score() -> None:
+    new, pool = _hub_pool()
+    a = [0.1, 0.1, 0.1, 0.1, 0.1, 0.2, 0.95]  # the topic head: only the last one is the slot
+    off = ProposalGate(_TopicScorer(a), GateConfig(tau=-2.0, max_flags=None, topic_weight=0.0))
+    on = ProposalGate(_TopicScorer(a), GateConfig(tau=-2.0, max_flags=None, topic_weight=1.0))
+    s_off, s_on = off.score(new, pool), on.score(new, pool)
+    assert s_off.hub is not None and s_on.hub is not None
+    np.testing.assert_allclose(s_off.t, s_off.hub)  # no topic term: t is the hub score
+    np.testing.assert_allclose(s_on.hub, s_off.hub)  # the hub score never reads a
+    np.testing.assert_allclose(s_on.t, s_on.hub + 1.0 * np.asarray(a), rtol=1e-6)
+    assert int(np.argmax(s_off.t)) == 5 and int(np.argmax(s_on.t)) == 6  # the ranking moves
+    # with a cap of one flag, the topic term decides which pair the judge sees
+    one = {"tau": -2.0, "max_flags": 1}
+    assert ProposalGate(_TopicScorer(a), GateConfig(**one, topic_weight=0.0)).score(
+        new, pool).flagged.tolist() == [i == 5 for i in range(7)]
+    assert ProposalGate(_TopicScorer(a), GateConfig(**one, topic_weight=1.0)).score(
+        new, pool).flagged.tolist() == [i == 6 for i in range(7)]
+    with pytest.raises(ValidationError):
+        GateConfig(topic_weight=-0.1)
+    with pytest.raises(ValidationError):
+        GateConfig(topic_weight=1.5)
+    # the paper rule has no hub score
+    assert ProposalGate(_TopicScorer(a), GateConfig(mode="paper")).score(new, pool).hub is None

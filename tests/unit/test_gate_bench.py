@@ -37,28 +37,29 @@ def _tiny(tmp_path, old="e3", transition="e6"):
 
 
 def test_gate_bench_structure_and_bounds(tmp_path, minilm):
-    taus = (-0.3, -0.1, -0.09, 0.0, 0.3)
+    taus = (-0.3, -0.1, -0.05, 0.0, 0.3)
     res = run_gate_bench(_tiny(tmp_path), taus=taus, embeddings=minilm, progress=False)
     assert set(res) == {"operating_points", "per_type", "config"}
     cfg = res["config"]
     assert cfg["writes"] == len(_EVENTS) and cfg["true_pairs"] == 2
     assert cfg["ceiling"] == 1.0 and cfg["pool_misses"] == 0  # Ana has 5 earlier records
     points = res["operating_points"]
-    assert [p["mode"] for p in points] == ["paper"] + ["hub"] * (len(taus) + 1)
+    assert [p["mode"] for p in points] == ["paper"] + ["hub"] * (len(taus) + 2)
     for p in points:
         assert 0.0 <= p["recall"] <= 1.0
         assert p["ceiling"] >= p["recall"]
         assert p["flags_per_write"] >= 0.0
         assert p["found"] <= p["true_pairs"] == 2
     assert points[1]["gate"].startswith("hub without text cues") and points[1]["tau"] == -0.08
-    hub = points[2:]
+    assert points[2]["gate"].startswith("hub without the topic term") and points[2]["tau"] == -0.09
+    hub = points[3:]
     assert [p["tau"] for p in hub] == list(taus)
     flags = [p["flags"] for p in hub]
     assert flags == sorted(flags, reverse=True)  # a lower tau never flags less
     assert flags[0] > flags[-1]  # and the sweep is not flat on this file
     assert hub[0]["recall"] == 1.0  # the changed number is found at a low tau
     assert set(res["per_type"]) == {"value", "value/transition"}
-    assert "| hub, tau = -0.09 (default) |" in markdown_table(res)
+    assert "| hub, tau = -0.05 (default) |" in markdown_table(res)
 
 
 def test_gate_bench_reads_gold_only_to_score(tmp_path, minilm):

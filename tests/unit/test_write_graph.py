@@ -6,6 +6,7 @@ import asyncio
 import itertools
 from typing import Any
 
+import numpy as np
 import pytest
 from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.graph import END, START, StateGraph
@@ -514,3 +515,26 @@ def test_bridge_closure_links_the_states_a_change_record_names(
     assert rep.coexistences == 2 + linked and bank.verify(ns) == []
     applied = [t for t in trace if t["node"] == "commit"][-1]["decided"]["applied"]
     assert (f"coexist:{o.id}" in applied) is linked
+
+
+def test_judge_reads_the_hub_score_not_the_flag_score(bank: StateBank) -> None:
+    ns = "hubscore"
+    _add(bank, ns, "I live in Boston.", "2023-01-01")
+    seen: list[JudgeInput] = []
+
+    def record(inp: JudgeInput) -> Verdict:
+        seen.append(inp)
+        return keep_both_verdict("test")
+
+    gate = ProposalGate(Sentry.default(), GateConfig(tau=-2.0, topic_weight=0.5))
+    ingest_events(bank, [{"text": "I moved to Denver.", "speaker": "Ann",
+                          "timestamp": "2023-05-01"}], namespace=ns, sentry=gate,
+                  judge=StubJudge(record))
+    (inp,) = seen
+    hub = gate.score(
+        np.asarray(inp.new_vector, dtype=np.float32),
+        np.asarray([inp.old_vector], dtype=np.float32),
+        new_text=inp.new.content, cand_texts=[inp.old.content])
+    assert hub.hub is not None
+    assert inp.gate_score == pytest.approx(float(hub.hub[0]), abs=1e-5)
+    assert inp.gate_score == pytest.approx(float(hub.t[0]) - 0.5 * float(hub.a[0]), abs=1e-5)

@@ -878,14 +878,15 @@ _PER = frozenset({"a", "an", "per", "each", "every"})
 
 def _stem(word: str) -> str:
     """A tiny, predictable suffix stripper (enough to match plural/tense forms)."""
-    for suf in ("ing", "ies", "ied", "ed", "es", "s"):
+    for suf in ("ings", "ing", "ies", "ied", "ed", "es", "s"):
         if len(word) > len(suf) + 2 and word.endswith(suf):
             base = word[: -len(suf)]
             if suf in ("ies", "ied"):
                 return base + "y"
-            if suf in ("ed", "ing") and len(base) > 2 and base[-1] == base[-2] \
+            if suf in ("ed", "ing", "ings") and len(base) > 2 and base[-1] == base[-2] \
                     and base[-1] in "bdgmnprt":
                 return base[:-1]  # "running" -> "run", "stopped" -> "stop"
+            # "savings" -> "sav" (as "save"), "paintings" -> "paint"
             return base
     return word
 

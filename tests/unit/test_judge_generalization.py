@@ -57,6 +57,9 @@ SUPERSEDES: list[tuple[str, str, dict[str, Any], str | None]] = [
 ]
 
 VALUES: list[tuple[str, str, dict[str, Any], float, float]] = [
+    # "savings" and "save" are one word ("-ings" is stripped like "-ing")
+    ("every month $650 goes straight into my savings account.",
+     "I adjusted my budget, so now I save $350 a month.", {"similarity": 0.5}, 650, 350),
     # two measurements of the same kind; "did 36 laps" has no subject, it is no question
     ("swam 20 laps today and that's my absolute limit, my arms are noodles",
      "did 36 laps this morning!! the lifeguard gave me a little nod",

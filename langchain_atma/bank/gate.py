@@ -16,7 +16,8 @@ judge) but decides with a **hubness-normalized topic agreement** computed over
 the candidate pool, which is the speaker's local neighbourhood of the new
 record (the host's nearest live records of the same speaker):
 
-``t_j = cos(new, c_j) - gamma * (r_new + r_j) / 2 + topic_weight * a_j + unit_bonus * units_j``
+``t_j = cos(new, c_j) - gamma * (r_new + r_j) / 2 + topic_weight * a_j
++ unit_bonus * units_j + cue_bonus * cue``
 
 * ``r_new`` is the mean of the ``neighbours`` largest similarities of the new
   record to the pool: how close the new record is to *everything* nearby;
@@ -29,7 +30,8 @@ record (the host's nearest live records of the same speaker):
   cosine again;
 * ``units_j`` is 1 when both texts state a number next to the same word
   ("35 minutes" / "90 minutes", "$1,900 a month" / "$2,050 a month") and the
-  numbers differ: a changed quantity is a state update the encoder barely sees.
+  numbers differ: a changed quantity is a state update the encoder barely sees;
+* ``cue`` is 1 when the new text has change wording ("now", "switched", "also").
 
 ``gamma = 1`` is CSLS (cross-domain similarity local scaling, Lample et al.
 2018); ``gamma > 1`` penalizes hubs more. A pair is flagged when
@@ -100,8 +102,9 @@ class GateConfig(BaseModel):
         "Sentry's own rule a > tau_top and (b < tau_log or d > tau_gap), no cap.")
     tau: float = Field(
         -0.05, ge=-2.0, le=2.0,
-        description="Flag a pair when its hub score t reaches this value (cosine units of "
-        "the bank's encoder; calibrated on all-MiniLM-L6-v2).")
+        description="Flag a pair when its flag score t (hub score, text bonuses and topic "
+        "term) reaches this value (cosine units of the bank's encoder; calibrated on "
+        "all-MiniLM-L6-v2).")
     gamma: float = Field(
         1.5, ge=0.0, le=4.0,
         description="Weight of the hubness terms (1 = CSLS; larger penalizes hubs more).")

@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import json
+import math
 import re
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -56,6 +57,7 @@ from langchain_atma.retrieval.packets import (
 from langchain_atma.retrieval.profiler import profile_query
 
 __all__ = [
+    "DEFAULT_RELEVANCE_MARGIN",
     "Answer",
     "AnswerStatus",
     "LLMAnswerer",
@@ -67,6 +69,10 @@ __all__ = [
 ]
 
 AnswerStatus = Literal["answered", "no_evidence", "failed"]
+
+DEFAULT_RELEVANCE_MARGIN = 0.10
+"""How far below the packet's best seed score a row's match may be and still take part
+in the offline answerer's choice (cosine units; see :class:`OfflineAnswerer`)."""
 
 _STATE_RELATION_LINKS = (
     LinkType.SUPERSEDES,
@@ -143,6 +149,13 @@ class OfflineAnswerer:
     * view **transition** -> the first *transition memory* row, else the first row;
     * view **neutral** -> the first row.
 
+    Only rows about the question's own fact take part (``relevance_margin``): a
+    row whose seed score, or the best seed score of its state partners in the
+    packet, is more than ``relevance_margin`` below the packet's best seed score
+    came in through a weaker match (a state pair pulled in by a seed about
+    something else) and is left out of the choice, unless nothing is left. Rows
+    without seed scores all take part.
+
     With ``use_labels=False`` (host baseline, "-QA label" ablation) the first
     row is always used. The answer is the chosen content with control
     characters removed and whitespace collapsed, cut to ``max_chars``. For the
@@ -158,15 +171,45 @@ class OfflineAnswerer:
         max_chars: most characters of the answer.
         state_clauses: drop the clauses about the other state (default True;
             both :func:`state_clauses` and :func:`current_clauses`).
+        relevance_margin: rows (with their state partners) whose best seed score
+            is more than this below the packet's best seed score do not take part
+            in the choice; ``None`` lets every row take part.
+
+    Raises:
+        ConfigError: for ``max_chars < 1`` or a negative or non-finite
+            ``relevance_margin``.
     """
 
     def __init__(self, *, use_labels: bool = True, max_chars: int = MAX_ROW_CHARS,
-                 state_clauses: bool = True) -> None:
+                 state_clauses: bool = True,
+                 relevance_margin: float | None = DEFAULT_RELEVANCE_MARGIN) -> None:
         if max_chars < 1:
             raise ConfigError(f"max_chars must be >= 1, got {max_chars}")
+        if relevance_margin is not None and (
+                isinstance(relevance_margin, bool)
+                or not isinstance(relevance_margin, (int, float))
+                or not math.isfinite(relevance_margin) or relevance_margin < 0):
+            raise ConfigError(
+                f"relevance_margin must be a finite number >= 0 or None, got {relevance_margin!r}")
         self.use_labels = use_labels
         self.max_chars = max_chars
         self.state_clauses = state_clauses
+        self.relevance_margin = None if relevance_margin is None else float(relevance_margin)
+
+    def _relevant(self, rows: Sequence[EvidenceRow]) -> list[EvidenceRow]:
+        """The rows that take part in the choice (see ``relevance_margin``)."""
+        scores = [r.score for r in rows if r.score is not None]
+        if self.relevance_margin is None or not scores:
+            return list(rows)
+        bar = max(scores) - self.relevance_margin
+        by_id = {r.id: r for r in rows}
+
+        def best(r: EvidenceRow) -> float:
+            own = [x.score for x in (r, *_partners(r, by_id)) if x.score is not None]
+            return max(own) if own else float("-inf")
+
+        kept = [r for r in rows if best(r) >= bar]
+        return kept or list(rows)
 
     def choose(self, view: QueryView, rows: Sequence[EvidenceRow]) -> EvidenceRow | None:
         """The row the rule picks for ``view`` (``None`` for no rows)."""
@@ -174,6 +217,7 @@ class OfflineAnswerer:
             return None
         if not self.use_labels:
             return rows[0]
+        rows = self._relevant(rows)
         labels = [r.label if r.label is not None else project_label(r) for r in rows]
 
         def first(pred: Any) -> EvidenceRow | None:

@@ -624,3 +624,55 @@ def test_value_roots_short_values_only_when_asked() -> None:
     for bad in (0, -1, 2.5, True):
         with pytest.raises(ConfigError):
             value_roots("x", min_chars=bad)  # type: ignore[arg-type]
+
+
+def _scored(record: MemoryRecord, score: float | None, relation: str | None = None,
+            label: EvidenceLabel | None = None) -> EvidenceRow:
+    bucket = Bucket.SEED if score is not None else Bucket.RELATION
+    return EvidenceRow(record=record, bucket=bucket, relation=relation, score=score,
+                       via=None if score is not None else "pink", label=label)
+
+
+def _weak_pair_packet() -> list[EvidenceRow]:
+    """A hair-colour change pulled in by a weak seed, above the question's own fact."""
+    brunette = _rec("Went back to brunette, the maintenance was killing me.", id="brunette",
+                    time=3, links=[_sup("pink")])
+    pink = _rec("Dyed my hair pink last week.", id="pink", status="superseded", time=1,
+                links=[Link(type="superseded_by", target="brunette")])
+    acorns = _rec("The kids started at Little Acorns this week.", id="acorns", time=2)
+    nanny = _rec("Our nanny Rosa is a literal angel.", id="nanny", time=0)
+    return [_scored(brunette, None, relation="superseded_by", label=L.CURRENT),
+            _scored(nanny, 0.42, label=L.CURRENT), _scored(acorns, 0.41, label=L.CURRENT),
+            _scored(pink, 0.30, label=L.HISTORICAL)]
+
+
+def test_offline_answerer_leaves_out_a_state_pair_of_a_weaker_match() -> None:
+    rows = _weak_pair_packet()
+    q = "Who looks after Gina's kids during the day now?"
+    prof = profile_query(q)
+    # without the margin, the newer member of the only state pair wins
+    assert OfflineAnswerer(relevance_margin=None).answer(q, prof, rows).evidence_ids == [
+        "brunette"]
+    # with it (0.10), the pair (best seed 0.30) is 0.12 below the best seed (0.42): left out
+    assert OfflineAnswerer().answer(q, prof, rows).evidence_ids == ["nanny"]
+    assert OfflineAnswerer(relevance_margin=0.2).answer(q, prof, rows).evidence_ids == [
+        "brunette"]
+    # a pair whose seed is close enough still wins, through either of its rows
+    close = [r.model_copy(update={"score": 0.40}) if r.id == "pink" else r for r in rows]
+    assert OfflineAnswerer().answer(q, prof, close).evidence_ids == ["brunette"]
+    # historical view: the superseded row of a weak pair is left out as well
+    h = "Who looked after Gina's kids before?"
+    assert OfflineAnswerer(relevance_margin=None).answer(
+        h, profile_query(h), rows).evidence_ids == ["pink"]
+    assert OfflineAnswerer().answer(h, profile_query(h), rows).evidence_ids != ["pink"]
+
+
+def test_offline_answerer_margin_needs_seed_scores_and_checks_its_value() -> None:
+    rows = [r.model_copy(update={"score": None}) for r in _weak_pair_packet()]
+    q = "Who looks after Gina's kids during the day now?"
+    # no seed scores at all (rows built by hand): every row takes part, as before
+    assert OfflineAnswerer().answer(q, None, rows).evidence_ids == ["brunette"]
+    for bad in (-0.1, float("nan"), float("inf"), "0.1", True):
+        with pytest.raises(ConfigError):
+            OfflineAnswerer(relevance_margin=bad)  # type: ignore[arg-type]
+    assert OfflineAnswerer(relevance_margin=0).relevance_margin == 0.0

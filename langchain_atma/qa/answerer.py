@@ -32,7 +32,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import json
-import math
 import re
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -42,6 +41,7 @@ from langchain_core.output_parsers import StrOutputParser
 from langchain_core.runnables import Runnable, RunnablePassthrough
 from pydantic import BaseModel, Field
 
+from langchain_atma._checks import optional_non_negative
 from langchain_atma.errors import ConfigError, InvalidQueryError, InvalidRecordError
 from langchain_atma.qa.labels import project_label
 from langchain_atma.qa.prompts import NOT_AVAILABLE_ANSWER, get_answer_prompt, view_note
@@ -185,16 +185,10 @@ class OfflineAnswerer:
                  relevance_margin: float | None = DEFAULT_RELEVANCE_MARGIN) -> None:
         if max_chars < 1:
             raise ConfigError(f"max_chars must be >= 1, got {max_chars}")
-        if relevance_margin is not None and (
-                isinstance(relevance_margin, bool)
-                or not isinstance(relevance_margin, (int, float))
-                or not math.isfinite(relevance_margin) or relevance_margin < 0):
-            raise ConfigError(
-                f"relevance_margin must be a finite number >= 0 or None, got {relevance_margin!r}")
+        self.relevance_margin = optional_non_negative(relevance_margin, "relevance_margin")
         self.use_labels = use_labels
         self.max_chars = max_chars
         self.state_clauses = state_clauses
-        self.relevance_margin = None if relevance_margin is None else float(relevance_margin)
 
     def _relevant(self, rows: Sequence[EvidenceRow]) -> list[EvidenceRow]:
         """The rows that take part in the choice (see ``relevance_margin``)."""

@@ -50,7 +50,6 @@ Example:
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from collections.abc import Iterable, Sequence
@@ -59,7 +58,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from langchain_atma.errors import ConfigError, InvalidQueryError
+from langchain_atma._checks import optional_non_negative
+from langchain_atma.errors import InvalidQueryError
 from langchain_atma.records import LinkType, MemoryRecord, validate_namespace
 from langchain_atma.retrieval.packets import Bucket, EvidenceRow, QueryProfile, QueryView
 from langchain_atma.retrieval.rewrite import (
@@ -364,13 +364,7 @@ def validate_speaker_penalty(value: object) -> float | None:
     Raises:
         ConfigError: for anything else.
     """
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) \
-            or not math.isfinite(value) or value < 0:
-        raise ConfigError(
-            f"other_speaker_penalty must be a finite number >= 0 or None, got {value!r}")
-    return float(value)
+    return optional_non_negative(value, "other_speaker_penalty")
 
 
 def _prefer_speaker(

@@ -27,6 +27,9 @@ state_fit_at_1, label_accuracy, qa_acc, conflict_acc, fact_acc), plus
 ``spurious_supersession_rate`` (share of dialog-event records marked superseded)
 and ``judge_calls_per_write``, and counts of each probe's failure level
 (``fail_bank``, ``fail_candidates``, ``fail_ranking``, ``fail_qa``).
+Each method's row also has ``by_update_type``: bank_role, evidence_support,
+state_fit_at_1, label_accuracy and qa_acc per gold update type (temporal,
+negation, value, scope), computed in the scoring phase like everything else.
 
 Example:
     >>> from langchain_atma.benchmarks.ltp_bench import METHODS
@@ -54,6 +57,7 @@ from langchain_atma.bank import StateBank
 from langchain_atma.benchmarks.ltp_format import (
     LtpFile,
     LtpProfile,
+    UpdateType,
     load_ltp,
     replay_stream,
     select_profiles,
@@ -67,7 +71,15 @@ from langchain_atma.retrieval.attribution import attribute_failure
 from langchain_atma.retrieval.packets import Bucket, EvidenceLabel, EvidenceRow
 from langchain_atma.retrieval.profiler import profile_query
 
-__all__ = ["METHODS", "MemoEmbeddings", "main", "markdown_table", "run_ltp_bench"]
+__all__ = [
+    "METHODS",
+    "TYPED_METRICS",
+    "MemoEmbeddings",
+    "main",
+    "markdown_table",
+    "markdown_type_table",
+    "run_ltp_bench",
+]
 
 METHODS: tuple[str, ...] = (
     "host",
@@ -233,9 +245,11 @@ def _score_profile(
                   and _role_ok(u.update_type.value, old, new, tr))
             role_ok[u.unit_id] = ok
             out[m]["bank_role"].append(float(ok))
+            out[m][f"bank_role|{u.update_type.value}"].append(float(ok))
         for probe in profile.probes:
             unit = units[probe.unit_id]
             res = answers[m][probe.probe_id]
+            typed = f"|{unit.update_type.value}"
             tgt_ev = unit.old_event_id if probe.view.value == "historical" else unit.new_event_id
             alt_ev = unit.new_event_id if probe.view.value == "historical" else unit.old_event_id
             target, alternate = by_event.get(tgt_ev), by_event.get(alt_ev)
@@ -244,17 +258,21 @@ def _score_profile(
             ids = [r.record.id for r in rows]
             in_packet = target is not None and target.id in ids
             out[m]["evidence_support"].append(float(in_packet))
+            out[m]["evidence_support" + typed].append(float(in_packet))
             unit_rows = [r for r in rows if r.record.provenance.source_event_id in unit_events]
             fit = bool(unit_rows) and target is not None and unit_rows[0].record.id == target.id
             out[m]["state_fit_at_1"].append(float(fit))
+            out[m]["state_fit_at_1" + typed].append(float(fit))
             want = (EvidenceLabel.HISTORICAL if probe.view.value == "historical"
                     else EvidenceLabel.CURRENT)
             if in_packet:
                 assert target is not None
                 label = res["labels"][ids.index(target.id)]
                 out[m]["label_accuracy"].append(float(label == want))
+                out[m]["label_accuracy" + typed].append(float(label == want))
             correct = ltp_answer_correct(res["answer"], probe.target, probe.alternate)
             out[m]["qa_acc"].append(float(correct))
+            out[m]["qa_acc" + typed].append(float(correct))
             out[m]["conflict_acc" if probe.view.value == "current" else "fact_acc"].append(
                 float(correct))
             if correct:
@@ -358,6 +376,7 @@ def run_ltp_bench(
         for level in ("correct", "bank", "candidates", "ranking", "qa"):
             row[f"fail_{level}"] = int(sum(a[f"fail_{level}"]))
         row["ingest_seconds"] = st["seconds"]
+        row["by_update_type"] = _by_update_type(a)
         row["qa_acc_per_profile"] = per_profile[m]
         results[m] = row
     return {
@@ -374,6 +393,29 @@ def run_ltp_bench(
             "seconds": round(time.perf_counter() - started, 1),
         },
     }
+
+
+TYPED_METRICS = ("bank_role", "evidence_support", "state_fit_at_1", "label_accuracy", "qa_acc")
+"""The metrics broken down by the units' gold update type (``by_update_type``)."""
+
+
+def _by_update_type(a: dict[str, list[float]]) -> dict[str, dict[str, float]]:
+    """Per gold update type: the means of :data:`TYPED_METRICS`, with unit/probe counts.
+
+    Read from the scoring phase only (after replay and answering), like every metric.
+    A type absent from the file is absent here; ``label_accuracy`` is over the probes
+    whose target record is in the packet, as in the overall row.
+    """
+    out: dict[str, dict[str, float]] = {}
+    for t in UpdateType:
+        units = a.get(f"bank_role|{t.value}")
+        if not units:
+            continue
+        row = {key: _mean(a.get(f"{key}|{t.value}", [])) for key in TYPED_METRICS}
+        row["units"] = len(units)
+        row["probes"] = len(a.get(f"qa_acc|{t.value}", []))
+        out[t.value] = row
+    return out
 
 
 def _progress(items: list[LtpProfile], enabled: bool) -> Any:
@@ -401,6 +443,25 @@ def markdown_table(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def markdown_type_table(results: dict[str, Any], method: str = "atma") -> str:
+    """One method's metrics by gold update type, as a markdown table.
+
+    Where the overall figures hide which kind of change fails (a temporal move, an
+    ending, a new number, an added value).
+    ``""`` when the method is absent from the results.
+    """
+    row = results["methods"].get(method)
+    if not row or not row.get("by_update_type"):
+        return ""
+    cols = list(TYPED_METRICS)
+    lines = [f"| {method}: update type | units | probes | " + " | ".join(cols) + " |",
+             "|---|---:|---:|" + "---:|" * len(cols)]
+    for t, vals in row["by_update_type"].items():
+        lines.append(f"| {t} | {int(vals['units'])} | {int(vals['probes'])} | "
+                     + " | ".join(f"{vals[c]:.3f}" for c in cols) + " |")
+    return "\n".join(lines)
+
+
 def _parse_profiles(text: str | None) -> Sequence[str] | int | None:
     if not text:
         return None
@@ -419,6 +480,9 @@ def main(args: argparse.Namespace) -> int:
     res["config"]["file_sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
     Path(args.out).write_text(json.dumps(res, indent=2), encoding="utf-8")
     print(markdown_table(res))
+    for m in methods:
+        if m != "host":
+            print("\n" + markdown_type_table(res, m))
     print(f"\nwrote {args.out}")
     if getattr(args, "plot", None):
         from langchain_atma.benchmarks.plots import plot_ltp

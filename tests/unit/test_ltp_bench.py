@@ -85,3 +85,64 @@ def test_seed_bench_scores_the_searches(tmp_path, minilm):
     assert res["modes"]["speaker_first"]["unit_hit"] == 1.0
     wide = run_seed_bench(tmp_path / "tiny.json", k=6, embeddings=minilm, progress=False)
     assert all(m["unit_hit"] == 1.0 and m["target_hit"] == 1.0 for m in wide["modes"].values())
+
+
+def test_metrics_by_update_type(tmp_path, minilm):
+    from langchain_atma.benchmarks.ltp_bench import TYPED_METRICS, markdown_type_table
+
+    res = run_ltp_bench(_tiny(tmp_path), methods=["host", "atma"], embeddings=minilm,
+                        progress=False)
+    atma = res["methods"]["atma"]
+    # the tiny file has one temporal unit: only that type is reported, and its
+    # figures are the overall ones (same units, same probes)
+    assert list(atma["by_update_type"]) == ["temporal"]
+    typed = atma["by_update_type"]["temporal"]
+    assert typed["units"] == 1 and typed["probes"] == 2
+    for key in TYPED_METRICS:
+        assert typed[key] == atma[key], key
+    assert res["methods"]["host"]["by_update_type"]["temporal"]["bank_role"] == 0.0
+    table = markdown_type_table(res, "atma")
+    assert "| temporal | 1 | 2 | 1.000 |" in table
+    assert markdown_type_table(res, "atma-no-judge") == ""  # not run
+
+
+def test_update_types_partition_the_overall_figures(tmp_path, minilm):
+    import json
+
+    from langchain_atma.benchmarks.ltp_bench import TYPED_METRICS
+
+    path = tmp_path / "tiny.json"
+    _tiny(tmp_path)  # writes tiny.json (one temporal unit p0-u0)
+    doc = json.loads(path.read_text())
+    prof = doc["profiles"][0]
+    prof["events"] += [
+        {"event_id": "e7", "timestamp": "2023-01-03T10:00:00", "speaker": "Ana",
+         "text": "Jazz is my favourite music, I play it every evening.", "kind": "cue_old",
+         "unit_id": "p0-u1", "dia_id": None},
+        {"event_id": "e8", "timestamp": "2023-03-02T10:00:00", "speaker": "Ana",
+         "text": "I still love jazz, but these days I also listen to a lot of K-pop.",
+         "kind": "cue_new", "unit_id": "p0-u1", "dia_id": None},
+    ]
+    prof["units"].append({"unit_id": "p0-u1", "slot": "likes.music", "update_type": "scope",
+                          "old_value": "jazz", "current_value": "K-pop",
+                          "old_event_id": "e7", "new_event_id": "e8",
+                          "transition_event_id": None})
+    prof["probes"] += [
+        {"unit_id": "p0-u1", "probe_id": "p0-u1-h", "view": "historical", "kind": "fact",
+         "question": "Which music did Ana first call her favourite?", "target": "jazz",
+         "alternate": "K-pop"},
+        {"unit_id": "p0-u1", "probe_id": "p0-u1-c", "view": "current", "kind": "conflict",
+         "question": "Which music has Ana been listening to lately?", "target": "K-pop",
+         "alternate": "jazz"},
+    ]
+    path.write_text(json.dumps(doc))
+    res = run_ltp_bench(load_ltp(path), methods=["atma"], embeddings=minilm, progress=False)
+    atma = res["methods"]["atma"]
+    by = atma["by_update_type"]
+    assert set(by) == {"temporal", "scope"}
+    assert all(v["units"] == 1 and v["probes"] == 2 for v in by.values())
+    # each overall figure is the unit/probe-weighted mean of the per-type figures
+    assert atma["bank_role"] == (by["temporal"]["bank_role"] + by["scope"]["bank_role"]) / 2
+    for key in ("evidence_support", "state_fit_at_1", "qa_acc"):
+        assert abs(atma[key] - (by["temporal"][key] + by["scope"][key]) / 2) < 1e-9, key
+    assert set(TYPED_METRICS) <= set(by["scope"])

@@ -137,6 +137,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from langchain_atma._checks import positive_int
 from langchain_atma.bank.bank import CommitAction, CommitDecision
 from langchain_atma.errors import ConfigError, InvalidRecordError, InvalidVerdictError
 from langchain_atma.records import LinkType, MemoryRecord, RecordStatus, TransitionInfo
@@ -1429,13 +1430,7 @@ def _bounded_text(text: object, max_chars: object, name: str = "text") -> str:
     """``text`` cut to ``max_chars`` after checking both (public text helpers)."""
     if not isinstance(text, str):
         raise InvalidRecordError(f"{name} must be a str, got {type(text).__name__}")
-    return text[:_positive_int(max_chars, "max_chars")]
-
-
-def _positive_int(value: object, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(f"{name} must be a positive int, got {value!r}")
-    return value
+    return text[:positive_int(max_chars, "max_chars")]
 
 
 def text_cues(text: str, max_chars: int = 4000) -> TextCues:
@@ -1559,7 +1554,7 @@ def value_roots(text: str, max_chars: int = 4000, *, min_chars: int = 4) -> froz
         InvalidRecordError: ``text`` is not a string.
         ConfigError: ``max_chars`` or ``min_chars`` is not a positive int.
     """
-    _positive_int(min_chars, "min_chars")
+    positive_int(min_chars, "min_chars")
     return _value_roots(_bounded_text(text, max_chars), min_chars)
 
 
@@ -1788,10 +1783,7 @@ class OfflineJudge(BaseJudge):
         embeddings: Embeddings | None = None,
         max_text_chars: int = 4000,
     ) -> None:
-        if isinstance(max_text_chars, bool) or not isinstance(max_text_chars, int) \
-                or max_text_chars < 1:
-            raise ConfigError(f"max_text_chars must be a positive int, got {max_text_chars!r}")
-        self.max_text_chars = max_text_chars
+        self.max_text_chars = positive_int(max_text_chars, "max_text_chars")
         self.lexicon = lexicon or JUDGE_LEXICON
         self._lex = _compile(self.lexicon)
         self.duplicate_similarity = duplicate_similarity

@@ -217,6 +217,12 @@ def _role_ok(update_type: str, old: MemoryRecord, new: MemoryRecord,
     )
 
 
+def _put(acc: dict[str, list[float]], key: str, update_type: UpdateType, value: float) -> None:
+    """Record one unit's or probe's value, overall and under its gold update type."""
+    acc[key].append(value)
+    acc[f"{key}|{update_type.value}"].append(value)
+
+
 def _score_profile(
     profile: LtpProfile,
     banks: dict[str, StateBank],
@@ -244,12 +250,10 @@ def _score_profile(
             ok = (old is not None and new is not None and m != "host"
                   and _role_ok(u.update_type.value, old, new, tr))
             role_ok[u.unit_id] = ok
-            out[m]["bank_role"].append(float(ok))
-            out[m][f"bank_role|{u.update_type.value}"].append(float(ok))
+            _put(out[m], "bank_role", u.update_type, float(ok))
         for probe in profile.probes:
             unit = units[probe.unit_id]
             res = answers[m][probe.probe_id]
-            typed = f"|{unit.update_type.value}"
             tgt_ev = unit.old_event_id if probe.view.value == "historical" else unit.new_event_id
             alt_ev = unit.new_event_id if probe.view.value == "historical" else unit.old_event_id
             target, alternate = by_event.get(tgt_ev), by_event.get(alt_ev)
@@ -257,22 +261,18 @@ def _score_profile(
             rows: list[EvidenceRow] = res["rows"]
             ids = [r.record.id for r in rows]
             in_packet = target is not None and target.id in ids
-            out[m]["evidence_support"].append(float(in_packet))
-            out[m]["evidence_support" + typed].append(float(in_packet))
+            _put(out[m], "evidence_support", unit.update_type, float(in_packet))
             unit_rows = [r for r in rows if r.record.provenance.source_event_id in unit_events]
             fit = bool(unit_rows) and target is not None and unit_rows[0].record.id == target.id
-            out[m]["state_fit_at_1"].append(float(fit))
-            out[m]["state_fit_at_1" + typed].append(float(fit))
+            _put(out[m], "state_fit_at_1", unit.update_type, float(fit))
             want = (EvidenceLabel.HISTORICAL if probe.view.value == "historical"
                     else EvidenceLabel.CURRENT)
             if in_packet:
                 assert target is not None
                 label = res["labels"][ids.index(target.id)]
-                out[m]["label_accuracy"].append(float(label == want))
-                out[m]["label_accuracy" + typed].append(float(label == want))
+                _put(out[m], "label_accuracy", unit.update_type, float(label == want))
             correct = ltp_answer_correct(res["answer"], probe.target, probe.alternate)
-            out[m]["qa_acc"].append(float(correct))
-            out[m]["qa_acc" + typed].append(float(correct))
+            _put(out[m], "qa_acc", unit.update_type, float(correct))
             out[m]["conflict_acc" if probe.view.value == "current" else "fact_acc"].append(
                 float(correct))
             if correct:

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import re
 
+from langchain_atma._checks import positive_int
 from langchain_atma.errors import ConfigError, InvalidQueryError
 from langchain_atma.retrieval.lexicon import (
     DEFAULT_LEXICON,
@@ -97,10 +98,8 @@ class QueryProfiler:
     ) -> None:
         if lexicon is not None and not isinstance(lexicon, HintLexicon):
             raise ConfigError(f"lexicon must be a HintLexicon, got {type(lexicon).__name__}")
-        if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 1:
-            raise ConfigError(f"max_chars must be a positive int, got {max_chars!r}")
         self._lexicon = lexicon if lexicon is not None else DEFAULT_LEXICON
-        self._max_chars = max_chars
+        self._max_chars = positive_int(max_chars, "max_chars")
 
     @property
     def lexicon(self) -> HintLexicon:

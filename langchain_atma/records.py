@@ -286,6 +286,13 @@ class MemoryRecord(BaseModel):
         default_factory=dict, description="Host metadata z (scalars only)."
     )
     seq: int = Field(default=0, description="Write order tie-breaker (set by the bank).")
+    states_fact: bool | None = Field(
+        default=None,
+        description="Whether the text states a fact, rather than only asking, greeting or "
+        "reacting ('What got you into running?', 'Wow, congrats!'). Set once by the write "
+        "path (the offline judge's text cues, no model); the read path ranks a seed that "
+        "states no fact a little lower. None = not analysed (records added directly to the "
+        "bank), which is never demoted.")
 
     @field_validator("namespace", mode="before")
     @classmethod

@@ -58,12 +58,14 @@ from langchain_atma.retrieval.controller import (
 )
 from langchain_atma.retrieval.packets import EvidencePacket, EvidenceRow, QueryProfile
 from langchain_atma.retrieval.pool import (
+    DEFAULT_NO_FACT_PENALTY,
     DEFAULT_OTHER_SPEAKER_PENALTY,
     SpeakerDirectory,
     expand_pool,
     speaker_seed_rows,
     top_k,
     validate_k,
+    validate_no_fact_penalty,
     validate_query,
     validate_speaker_penalty,
 )
@@ -172,6 +174,9 @@ class AtmaRetriever(BaseRetriever):
             speakers' turns score this much lower among the host's hits, so the
             speaker's own turns come first (``None``: plain host order; see
             :func:`~langchain_atma.retrieval.pool.speaker_seed_rows`).
+        no_fact_penalty: seeds whose record states no fact (a question or a
+            reaction, ``states_fact`` False) score this much lower (``None`` or
+            0: host order).
 
     Raises:
         InvalidQueryError: for ``k`` or ``seed_k`` below 1.
@@ -191,6 +196,7 @@ class AtmaRetriever(BaseRetriever):
     use_labels: bool = True
     rewrite_speaker: bool = True
     other_speaker_penalty: float | None = DEFAULT_OTHER_SPEAKER_PENALTY
+    no_fact_penalty: float | None = DEFAULT_NO_FACT_PENALTY
     _speakers: SpeakerDirectory = PrivateAttr(default_factory=SpeakerDirectory)
 
     def __init__(self, **data: Any) -> None:
@@ -202,6 +208,8 @@ class AtmaRetriever(BaseRetriever):
             validate_namespace(data["namespace"])
         if "other_speaker_penalty" in data:
             validate_speaker_penalty(data["other_speaker_penalty"])
+        if "no_fact_penalty" in data:
+            validate_no_fact_penalty(data["no_fact_penalty"])
         mode = data.get("controller_mode", "online")
         if mode not in CONTROLLER_MODES:
             raise ConfigError(f"controller_mode must be one of {CONTROLLER_MODES}, got {mode!r}")
@@ -248,7 +256,8 @@ class AtmaRetriever(BaseRetriever):
         directory.enabled = self.rewrite_speaker
         rows, info = speaker_seed_rows(self.bank, self.namespace, query, seed_k=seed_k,
                                        speakers=directory, query_vector=query_vector,
-                                       other_speaker_penalty=self.other_speaker_penalty)
+                                       other_speaker_penalty=self.other_speaker_penalty,
+                                       no_fact_penalty=self.no_fact_penalty)
         timings["seed"] = info.host_ms  # the host's own search
         timings["rewrite"] = info.rewrite_ms  # the overlay's speaker check and rewrite
         timings["embed"] = info.embed_ms  # the question's embedding (of the rewrite)

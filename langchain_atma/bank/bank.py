@@ -221,6 +221,7 @@ def _record_to_row(rec: MemoryRecord, embedding: Sequence[float] | None, rev: in
         "atma_speaker": rec.provenance.speaker,
         "atma_session": rec.provenance.session_id,
         "atma_transition": rec.transition.model_dump_json() if rec.transition else None,
+        "atma_fact": rec.states_fact,
     }
     md.update({k: v for k, v in optional.items() if v is not None})
     return HostRow(
@@ -229,6 +230,15 @@ def _record_to_row(rec: MemoryRecord, embedding: Sequence[float] | None, rev: in
         embedding=None if embedding is None else [float(x) for x in embedding],
         metadata=md,
     )
+
+
+def _optional_bool(value: Any) -> bool | None:
+    """A stored flag read back (hosts may return 0/1 for a bool); ``None`` when absent."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return bool(value)
+    raise ValueError(f"atma_fact must be a bool, got {value!r}")
 
 
 def _row_to_record(row: HostRow) -> MemoryRecord:
@@ -256,6 +266,7 @@ def _row_to_record(row: HostRow) -> MemoryRecord:
             transition=transition,
             metadata={k: v for k, v in md.items() if not k.startswith("atma_")},
             seq=int(md.get("atma_seq", 0)),
+            states_fact=_optional_bool(md.get("atma_fact")),
         )
     except (KeyError, ValueError, TypeError, AtmaError) as exc:
         raise InvalidRecordError(f"host row {row.id!r} is not a valid atma record: {exc}") from exc

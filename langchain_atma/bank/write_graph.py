@@ -669,6 +669,8 @@ class WriteNodes:
         emb = state.get("embedding")
         decisions, verdict_by, family = self.plan(state) if self.use_judge else ([], {}, None)
         new = rec
+        if rec.states_fact is None:  # once, at write time: the read path ranks with it
+            new = rec.model_copy(update={"states_fact": text_cues(rec.content).statement})
         slot_set = False
         if family and not rec.slot and decisions and \
                 decisions[0].action is not CommitAction.DUPLICATE:

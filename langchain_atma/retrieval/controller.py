@@ -62,6 +62,7 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import ContextThreadPoolExecutor
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
+from langchain_atma._checks import optional_non_negative
 from langchain_atma.errors import ConfigError
 from langchain_atma.records import LinkType, RecordStatus
 from langchain_atma.retrieval.packets import Bucket, EvidenceRow, QueryProfile, QueryView
@@ -461,6 +462,26 @@ def _link_distance(
     return best
 
 
+def _front_tier(rows: Sequence[EvidenceRow], dist: dict[str, int],
+                margin: float | None) -> set[str]:
+    """Chain members that are strong seeds one link from a nominating seed.
+
+    A seed whose host score is within ``margin`` of the best seed's, at link
+    distance 1 from the seeds that nominated the chain: the question matched it
+    about as well, so the rule's state order (latest first for a current
+    question) decides among them, not the distance. ``None``: no such tier.
+    """
+    if margin is None:
+        return set()
+    scores = [r.score for r in rows if r.bucket is Bucket.SEED and r.score is not None]
+    if not scores:
+        return set()
+    floor = max(scores) - margin
+    return {r.id for r in rows
+            if r.bucket is Bucket.SEED and r.score is not None and r.score >= floor
+            and dist.get(r.id, 1 << 30) <= 1}
+
+
 def _is_transition(row: EvidenceRow) -> bool:
     return row.record.status is RecordStatus.TRANSITION
 
@@ -570,7 +591,15 @@ class OfflineController:
     record is free), the rule's own order breaking ties: links written for other
     facts can join several facts into one chain, and the part next to the seeds
     that matched the question is the part it is about. ``hops`` also drops
-    members farther than that from those seeds.
+    members farther than that from those seeds. One exception makes the rule's
+    order count inside the question's own fact: a member that is itself a seed
+    within ``front_margin`` of the best seed's score and at most one state link
+    from a nominating seed counts as distance 0. The old value, the record that
+    describes the change and the new value of one fact are usually all seeds
+    ("Been branching out from clarinet lately..." next to "I started lessons on
+    the mandolin"); by distance alone the best-matching of them came first even
+    when it was not the state the question asks for, while a record of another
+    fact reached only through a link keeps its distance.
 
     Only chains touched by a seed within the first ``window`` pre-rank
     positions (default: the packet size ``k``) and whose host similarity is
@@ -585,6 +614,9 @@ class OfflineController:
             disables the guard).
         hops: keep only chain members within this many state links of a
             nominating seed (default ``None``: the whole chain, nearest first).
+        front_margin: seeds within this score gap of the best seed and one link
+            from a nominating seed are ordered with the nominating seeds (by the
+            rule's state order); default 0.2, ``None`` = distance order only.
 
     Example:
         >>> OfflineController().name
@@ -595,10 +627,11 @@ class OfflineController:
 
     def __init__(
         self, *, window: int | None = None, margin: float | None = 0.1,
-        hops: int | None = None,
+        hops: int | None = None, front_margin: float | None = 0.2,
     ) -> None:
         self.window = None if window is None else validate_k(window, "window")
         self.margin = margin
+        self.front_margin = optional_non_negative(front_margin, "front_margin")
         if hops is not None and (isinstance(hops, bool) or not isinstance(hops, int)
                                  or hops < 0):
             raise ConfigError(f"hops must be an int >= 0 or None, got {hops!r}")
@@ -629,8 +662,10 @@ class OfflineController:
             if view is QueryView.TRANSITION:
                 picks_here = _transition_picks(chain)  # transition picks keep change order
             else:  # nearest to the nominating seeds first (stable: ties keep rule order)
+                near = _front_tier(rows, dist, self.front_margin)
                 picks_here = sorted(heads if view is QueryView.CURRENT else olds,
-                                    key=lambda p: dist[p.candidate_id])
+                                    key=lambda p: 0 if p.candidate_id in near
+                                    else dist[p.candidate_id])
             for pick in picks_here:
                 if len(picks) < limit and pick.candidate_id not in seen:
                     seen.add(pick.candidate_id)

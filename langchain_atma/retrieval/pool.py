@@ -73,17 +73,20 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "DEFAULT_MAX_HOPS",
+    "DEFAULT_NO_FACT_PENALTY",
     "DEFAULT_OTHER_SPEAKER_PENALTY",
     "MAX_QUERY_CHARS",
     "SeedSearch",
     "SpeakerDirectory",
     "build_pool",
+    "demote_no_fact",
     "expand_pool",
     "seed_rows",
     "speaker_seed_rows",
     "stable_prerank",
     "top_k",
     "validate_k",
+    "validate_no_fact_penalty",
     "validate_query",
     "validate_speaker_penalty",
 ]
@@ -111,6 +114,17 @@ speaker's own statements; the other speaker's turns that talk *about* the topic
 crowd the seeds. They are kept, a little lower: a hard filter lost LoCoMo's
 adversarial questions, whose evidence is the other speaker's turn (seed search and
 LoCoMo sections of docs/BENCHMARKS.md).
+"""
+
+DEFAULT_NO_FACT_PENALTY = 0.10
+"""Seed-score penalty for a record that states no fact (``states_fact`` False).
+
+Questions and reactions ("What got you into running?", "Wow, that's awesome! How
+did it feel?") repeat the words of the topic they ask about, so the encoder puts
+them close to a question on that topic, where they take the places of the
+statements that hold the answer. They stay seeds (a question can still be the
+closest match), ranked 0.10 lower. The flag is set once by the write path, so the
+read path reads no text (seed search section of docs/BENCHMARKS.md).
 """
 
 _FORWARD = (LinkType.SUPERSEDED_BY, LinkType.EVOLVES_TO)
@@ -276,6 +290,7 @@ def speaker_seed_rows(
     speakers: SpeakerDirectory | None = None,
     query_vector: Sequence[float] | np.ndarray | None = None,
     other_speaker_penalty: float | None = DEFAULT_OTHER_SPEAKER_PENALTY,
+    no_fact_penalty: float | None = DEFAULT_NO_FACT_PENALTY,
 ) -> tuple[list[EvidenceRow], SeedSearch]:
     """A_q with a speaker-aware rewrite (see :mod:`langchain_atma.retrieval.rewrite`).
 
@@ -303,19 +318,26 @@ def speaker_seed_rows(
         other_speaker_penalty: how much lower another speaker's turn scores
             when the question names one speaker (``None``: plain host order, no
             preference). The rows' ``score`` is the adjusted score.
+        no_fact_penalty: how much lower a seed scores when its record states no
+            fact (``states_fact`` is False: only a question, greeting or
+            reaction); the seeds are re-sorted by the adjusted score, host order
+            breaking ties. ``None`` or 0: no change. Records with ``states_fact``
+            ``None`` (not analysed) are never demoted.
 
     Returns:
         ``(rows, info)``: the seeds and what was searched.
 
     Raises:
         InvalidQueryError: for a bad question or ``seed_k``.
-        ConfigError: for a negative or non-finite ``other_speaker_penalty``.
+        ConfigError: for a negative or non-finite ``other_speaker_penalty`` or
+            ``no_fact_penalty``.
         NamespaceError: for a malformed namespace.
     """
     validate_namespace(namespace)
     seed_k = validate_k(seed_k, "seed_k")
     validate_query(query)
     validate_speaker_penalty(other_speaker_penalty)
+    validate_no_fact_penalty(no_fact_penalty)
     t0 = time.perf_counter()
     embed_s = 0.0
     info = SeedSearch(candidates=name_candidates(query))
@@ -350,6 +372,8 @@ def speaker_seed_rows(
         ranked = _prefer_speaker(hits, preferred, other_speaker_penalty, seed_k)
         info.preferred = preferred
         info.own_hits = sum(1 for rec, _ in ranked if rec.provenance.speaker == preferred)
+    if no_fact_penalty:
+        ranked = demote_no_fact(ranked, no_fact_penalty)
     info.rewrite_ms = (t1 - t0 - embed_s + time.perf_counter() - t2) * 1e3
     rows = [
         EvidenceRow(record=rec, bucket=Bucket.SEED, score=score, prerank=i)
@@ -365,6 +389,35 @@ def validate_speaker_penalty(value: object) -> float | None:
         ConfigError: for anything else.
     """
     return optional_non_negative(value, "other_speaker_penalty")
+
+
+def validate_no_fact_penalty(value: object) -> float | None:
+    """Check a ``no_fact_penalty`` (a finite number >= 0, or ``None``).
+
+    Raises:
+        ConfigError: for anything else.
+    """
+    return optional_non_negative(value, "no_fact_penalty")
+
+
+def demote_no_fact(
+    ranked: Sequence[tuple[MemoryRecord, float]], penalty: float,
+) -> list[tuple[MemoryRecord, float]]:
+    """Scores of records that state no fact lowered by ``penalty``, then re-sorted.
+
+    Only ``states_fact is False`` counts (``None`` = not analysed, kept as is);
+    the sort is stable, so equal scores keep their order.
+
+    Example:
+        >>> from langchain_atma.records import MemoryRecord
+        >>> q = MemoryRecord(namespace="u", content="How was it?", states_fact=False)
+        >>> f = MemoryRecord(namespace="u", content="I run 5k.", states_fact=True)
+        >>> [(r.content, round(s, 2)) for r, s in demote_no_fact([(q, 0.6), (f, 0.55)], 0.1)]
+        [('I run 5k.', 0.55), ('How was it?', 0.5)]
+    """
+    scored = [(rec, score - penalty if rec.states_fact is False else score)
+              for rec, score in ranked]
+    return sorted(scored, key=lambda p: -p[1])
 
 
 def _prefer_speaker(

@@ -53,11 +53,13 @@ from langchain_atma.retrieval.controller import (
 )
 from langchain_atma.retrieval.packets import Bucket, EvidencePacket, EvidenceRow, QueryProfile
 from langchain_atma.retrieval.pool import (
+    DEFAULT_NO_FACT_PENALTY,
     DEFAULT_OTHER_SPEAKER_PENALTY,
     SpeakerDirectory,
     expand_pool,
     speaker_seed_rows,
     validate_k,
+    validate_no_fact_penalty,
     validate_query,
     validate_speaker_penalty,
 )
@@ -206,6 +208,7 @@ def create_read_graph(
     profiler: QueryProfiler | None = None,
     rewrite_speaker: bool = True,
     other_speaker_penalty: float | None = DEFAULT_OTHER_SPEAKER_PENALTY,
+    no_fact_penalty: float | None = DEFAULT_NO_FACT_PENALTY,
 ) -> Any:
     """Build and compile the read graph over ``bank``.
 
@@ -232,6 +235,9 @@ def create_read_graph(
             speaker's own turns come first
             (:func:`~langchain_atma.retrieval.pool.speaker_seed_rows`); ``None`` =
             plain host order.
+        no_fact_penalty: seeds whose record states no fact (a question or a
+            reaction, ``states_fact`` False) score this much lower; ``None`` or 0
+            = host order.
 
     Returns:
         A compiled LangGraph graph; input ``{"question", "namespace"}``.
@@ -239,10 +245,11 @@ def create_read_graph(
     Raises:
         InvalidQueryError: for ``k`` / ``seed_k`` below 1.
         ConfigError: for an unknown controller mode, controller or answerer, or a
-            bad ``other_speaker_penalty``.
+            bad ``other_speaker_penalty`` or ``no_fact_penalty``.
     """
     kk = validate_k(k)
     validate_speaker_penalty(other_speaker_penalty)
+    validate_no_fact_penalty(no_fact_penalty)
     sk = max(validate_k(seed_k, "seed_k"), kk)
     if namespace is not None:
         validate_namespace(namespace)
@@ -282,7 +289,8 @@ def create_read_graph(
         ns = state["namespace"]
         seeds, info = speaker_seed_rows(bank, ns, state["profile"].query, seed_k=sk,
                                         speakers=speakers,
-                                        other_speaker_penalty=other_speaker_penalty)
+                                        other_speaker_penalty=other_speaker_penalty,
+                                        no_fact_penalty=no_fact_penalty)
         how = (f"; speaker {info.speaker!r}, also searched as {info.rewritten!r}"
                if info.rewritten else "")
         if info.preferred:

@@ -487,3 +487,57 @@ def test_offline_picks_nearest_the_nominating_seed_first():
     assert [p.candidate_id for p in near.selected] == ["r_old"]
     with pytest.raises(ConfigError):
         OfflineController(hops=-1)
+
+
+def _one_fact_three_seeds(change_score=0.56, new_score=0.44, other=None):
+    """One fact: old value, a record describing the change, the new value; all seeds.
+
+    The change record matches the question best; the new value is one coexists link
+    from it and from the old value (what the write path links for "I still play X,
+    but lately Y").
+    """
+    old = rec("old", "Played the clarinet last night!", "active",
+              [("coexists", "change"), ("coexists", "new")], t="2023-01-01")
+    change = rec("change", "Branching out from clarinet, the mandolin keeps calling.",
+                 "active", [("coexists", "old"), ("coexists", "new")]
+                 + ([("coexists", "other")] if other else []), t="2023-03-01")
+    new = rec("new", "I started mandolin lessons.", "active",
+              [("coexists", "old"), ("coexists", "change")], t="2023-05-01")
+    rows = [EvidenceRow(record=change, bucket=Bucket.SEED, prerank=0, score=change_score),
+            EvidenceRow(record=old, bucket=Bucket.SEED, prerank=1, score=0.48),
+            EvidenceRow(record=new, bucket=Bucket.SEED, prerank=2, score=new_score)]
+    if other:
+        oth = rec("other", other, "active", [("coexists", "change")], t="2023-07-01")
+        rows.append(EvidenceRow(record=oth, bucket=Bucket.RELATION, prerank=3,
+                                relation="coexists", via="change"))
+    return rows
+
+
+def test_offline_orders_one_facts_strong_seeds_by_state_not_by_score():
+    rows = _one_fact_three_seeds()
+    cur = OfflineController().select(P("current"), rows, k=5)
+    # the latest statement first, though the change record matched the question best
+    assert [p.candidate_id for p in cur.selected][0] == "new"
+    hist = OfflineController().select(P("historical"), rows, k=5)
+    assert [p.candidate_id for p in hist.selected][0] == "old"
+    # without the tier: distance only, so the best-matching seeds come first
+    plain = OfflineController(front_margin=None).select(P("current"), rows, k=5)
+    assert [p.candidate_id for p in plain.selected][0] == "change"
+
+
+def test_front_tier_needs_a_strong_seed_and_keeps_linked_facts_back():
+    # the new value matched the question much worse than the best seed: not in the tier
+    weak = _one_fact_three_seeds(new_score=0.30)
+    assert OfflineController().select(P("current"), weak, k=5).selected[0].candidate_id \
+        == "change"
+    assert OfflineController(front_margin=0.3).select(
+        P("current"), weak, k=5).selected[0].candidate_id == "new"
+    # a later record of another fact, one link from the best seed but not itself a
+    # seed (the write path joined it to the change record), keeps its distance
+    rows = _one_fact_three_seeds(other="My watchlist is all anime these days.")
+    picks = [p.candidate_id for p in OfflineController().select(P("current"), rows,
+                                                                 k=5).selected]
+    assert picks == ["new", "change", "old"]
+    for bad in (-0.1, float("nan"), "0.2", True):
+        with pytest.raises(ConfigError):
+            OfflineController(front_margin=bad)

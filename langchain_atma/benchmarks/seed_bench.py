@@ -8,7 +8,7 @@ over the profile's events returns:
   transition): the state links can reach the rest from there;
 * ``target_hit``: the target-state record itself.
 
-Four ways of searching are compared (see :mod:`langchain_atma.retrieval.rewrite`):
+Five ways of searching are compared (see :mod:`langchain_atma.retrieval.rewrite`):
 
 * ``as_asked``: the question as written;
 * ``first_person``: the question rewritten in the first person of the one
@@ -17,7 +17,13 @@ Four ways of searching are compared (see :mod:`langchain_atma.retrieval.rewrite`
 * ``fused_max``: both searches, each record keeping its best score;
 * ``speaker_first``: ``first_person``, with another speaker's turns scoring
   :data:`~langchain_atma.retrieval.pool.DEFAULT_OTHER_SPEAKER_PENALTY` lower
-  when the question names one speaker (the read path's default).
+  when the question names one speaker;
+* ``facts_first``: ``speaker_first``, with the turns that state no fact (only a
+  question, greeting or reaction: what the write path stores as
+  ``states_fact=False``, from the same text cues) scoring
+  :data:`~langchain_atma.retrieval.pool.DEFAULT_NO_FACT_PENALTY` lower among
+  the read path's ``seed_k`` (10) seeds, of which the first ``k`` are scored (the
+  read path's default; the other modes' top ``k`` is a plain top-``k``).
 
 Gold fields (units, event kinds) are read only to score. This isolates the
 retrieval level's first step from the bank: no state links are used.
@@ -25,7 +31,7 @@ retrieval level's first step from the bank: no state links are used.
 Example:
     >>> from langchain_atma.benchmarks.seed_bench import SEARCH_MODES
     >>> SEARCH_MODES
-    ('as_asked', 'first_person', 'fused_max', 'speaker_first')
+    ('as_asked', 'first_person', 'fused_max', 'speaker_first', 'facts_first')
 """
 
 from __future__ import annotations
@@ -38,9 +44,10 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from langchain_atma.bank.judge import text_cues
 from langchain_atma.benchmarks.ltp_format import LtpProfile, load_ltp, select_profiles
 from langchain_atma.embeddings import unit_vectors_by_text
-from langchain_atma.retrieval.pool import DEFAULT_OTHER_SPEAKER_PENALTY
+from langchain_atma.retrieval.pool import DEFAULT_NO_FACT_PENALTY, DEFAULT_OTHER_SPEAKER_PENALTY
 from langchain_atma.retrieval.rewrite import (
     first_person_query,
     name_candidates,
@@ -49,14 +56,15 @@ from langchain_atma.retrieval.rewrite import (
 
 __all__ = ["SEARCH_MODES", "run_seed_bench"]
 
-SEARCH_MODES = ("as_asked", "first_person", "fused_max", "speaker_first")
+SEARCH_MODES = ("as_asked", "first_person", "fused_max", "speaker_first", "facts_first")
 
 
 def _named(question: str, speakers: set[str]) -> str | None:
     return the_named_speaker([n for n in name_candidates(question) if n in speakers])
 
 
-def _profile_rows(profile: LtpProfile, emb: Embeddings, k: int) -> list[dict[str, Any]]:
+def _profile_rows(profile: LtpProfile, emb: Embeddings, k: int,
+                  seed_k: int = 10) -> list[dict[str, Any]]:
     speakers = {e.speaker for e in profile.events}
     questions = [p.question for p in profile.probes]
     names = [_named(q, speakers) for q in questions]
@@ -65,6 +73,8 @@ def _profile_rows(profile: LtpProfile, emb: Embeddings, k: int) -> list[dict[str
     vec = unit_vectors_by_text(emb, [e.text for e in profile.events] + questions + rewrites)
     mat = np.stack([vec[e.text] for e in profile.events])
     event_speakers = np.array([e.speaker for e in profile.events], dtype=object)
+    # what the write path stores per record (states_fact), from the same text cues
+    no_fact = np.array([not text_cues(e.text).statement for e in profile.events])
     index = {e.event_id: i for i, e in enumerate(profile.events)}
     units = {u.unit_id: u for u in profile.units}
     rows = []
@@ -78,9 +88,15 @@ def _profile_rows(profile: LtpProfile, emb: Embeddings, k: int) -> list[dict[str
         s_own = s_rw - (DEFAULT_OTHER_SPEAKER_PENALTY * (event_speakers != name)
                         if name else 0.0)
         row: dict[str, Any] = {"probe_id": probe.probe_id, "rewritten": rw != q}
-        for mode, scores in (("as_asked", s_raw), ("first_person", s_rw),
-                             ("fused_max", np.maximum(s_raw, s_rw)), ("speaker_first", s_own)):
-            top = set(np.argsort(-scores, kind="stable")[:k].tolist())
+        # the read path's seed_k seeds re-sorted with the penalty; the first k are scored
+        kept = np.argsort(-s_own, kind="stable")[:max(seed_k, k)]
+        s_fact = s_own[kept] - DEFAULT_NO_FACT_PENALTY * no_fact[kept]
+        tops = {mode: set(np.argsort(-scores, kind="stable")[:k].tolist())
+                for mode, scores in (("as_asked", s_raw), ("first_person", s_rw),
+                                     ("fused_max", np.maximum(s_raw, s_rw)),
+                                     ("speaker_first", s_own))}
+        tops["facts_first"] = set(kept[np.argsort(-s_fact, kind="stable")][:k].tolist())
+        for mode, top in tops.items():
             row[f"{mode}_unit_hit"] = bool(top & members)
             row[f"{mode}_target_hit"] = target in top
         rows.append(row)

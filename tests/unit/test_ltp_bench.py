@@ -146,3 +146,28 @@ def test_update_types_partition_the_overall_figures(tmp_path, minilm):
     for key in ("evidence_support", "state_fit_at_1", "qa_acc"):
         assert abs(atma[key] - (by["temporal"][key] + by["scope"][key]) / 2) < 1e-9, key
     assert set(TYPED_METRICS) <= set(by["scope"])
+
+
+def test_seed_bench_facts_first_pushes_questions_down(tmp_path, minilm):
+    from langchain_atma.benchmarks.seed_bench import run_seed_bench
+
+    events = [
+        ("e1", "2023-01-01T10:00:00", "Ana", "Is the city nice?", "dialog"),
+        ("e2", "2023-01-01T10:01:00", "Ana", "Have you been to the city lately?", "dialog"),
+        ("e3", "2023-01-02T10:00:00", "Ana", "I live in Boston, in a flat near the river.",
+         "cue_old"),
+        ("e5", "2023-03-01T10:00:00", "Ana", "I live in Denver now.", "cue_new"),
+    ]
+    path = write_one_profile(
+        tmp_path, events,
+        {"slot": "location", "update_type": "temporal", "old_value": "Boston",
+         "current_value": "Denver", "old_event_id": "e3", "new_event_id": "e5",
+         "transition_event_id": None},
+        [{"probe_id": "p0-u0-c", "view": "current", "kind": "conflict",
+          "question": "Which city does Ana live in now?", "target": "Denver",
+          "alternate": "Boston"}])
+    res = run_seed_bench(path, k=1, embeddings=minilm, progress=False)["modes"]
+    # the two questions are a little closer to the probe: plain top-1 is a question
+    assert res["speaker_first"]["unit_hit"] == 0.0
+    # with the questions 0.10 lower, a statement of the unit comes first
+    assert res["facts_first"]["unit_hit"] == 1.0

@@ -610,8 +610,10 @@ class OfflineController:
 
     Args:
         window: seed positions that may nominate a chain (default: ``k``).
-        margin: maximum similarity gap to the best seed (default 0.1; ``None``
-            disables the guard).
+        margin: maximum similarity gap to the best seed (default 0.15; ``None``
+            disables the guard). The best seed is often a chatty turn with no
+            state link ("Thanks! You play any instruments?"); at 0.1 the chain of
+            the fact asked about was often just outside the guard.
         hops: keep only chain members within this many state links of a
             nominating seed (default ``None``: the whole chain, nearest first).
         front_margin: seeds within this score gap of the best seed and one link
@@ -626,7 +628,7 @@ class OfflineController:
     name = "offline"
 
     def __init__(
-        self, *, window: int | None = None, margin: float | None = 0.1,
+        self, *, window: int | None = None, margin: float | None = 0.15,
         hops: int | None = None, front_margin: float | None = 0.2,
     ) -> None:
         self.window = None if window is None else validate_k(window, "window")

@@ -452,6 +452,12 @@ def test_offline_controller_ignores_chains_of_weak_seeds():
     assert guarded.selected == []  # a grazing seed does not push its chain forward
     unguarded = OfflineController(margin=None).select(profile, rows, k=5)
     assert [p.candidate_id for p in unguarded.selected] == ["new"]
+    # a chain whose seed is 0.12 below a chatty best seed is within the default guard
+    near_old = weak_old.model_copy(update={"score": 0.68})
+    near = OfflineController().select(profile, [top, near_old, weak_new], k=5)
+    assert [p.candidate_id for p in near.selected] == ["new"]
+    assert OfflineController(margin=0.1).select(profile, [top, near_old, weak_new],
+                                                k=5).selected == []
 
 
 def _joined_chains():
@@ -489,7 +495,7 @@ def test_offline_picks_nearest_the_nominating_seed_first():
         OfflineController(hops=-1)
 
 
-def _one_fact_three_seeds(change_score=0.56, new_score=0.44, other=None):
+def _one_fact_three_seeds(change_score=0.56, new_score=0.40, other=None):
     """One fact: old value, a record describing the change, the new value; all seeds.
 
     The change record matches the question best; the new value is one coexists link

@@ -125,8 +125,11 @@ def _bulk_load(bank: Any, ns: str, start: int, stop: int, base_texts: list[str],
                base_vecs: np.ndarray, rng: np.random.Generator) -> None:
     """Write records [start, stop) directly as host rows (precomputed vectors)."""
     from langchain_atma.bank.bank import _record_to_row
+    from langchain_atma.bank.judge import text_cues
     from langchain_atma.records import Link, LinkType, MemoryRecord, Provenance, RecordStatus
 
+    # the flag the write path stores (so the seed search's demotion runs as on a real bank)
+    states_fact = [text_cues(t).statement for t in base_texts]
     batch: list[Any] = []
     for j in range(start, stop):
         base = j % len(base_texts)
@@ -141,7 +144,7 @@ def _bulk_load(bank: Any, ns: str, start: int, stop: int, base_texts: list[str],
             links = [Link(type=LinkType.SUPERSEDES, target=f"r{j - 1}")]
         rec = MemoryRecord(id=f"r{j}", namespace=ns, content=f"{base_texts[base]} (#{j})",
                            time=1_600_000_000 + j, status=status, links=links, seq=j,
-                           slot=None,
+                           slot=None, states_fact=states_fact[base],
                            # the question names are speakers, so the speaker-aware
                            # rewrite (an extra search) runs and is timed as overhead
                            provenance=Provenance(speaker=_PEOPLE[j % len(_PEOPLE)]))

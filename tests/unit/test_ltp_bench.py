@@ -9,6 +9,13 @@ from langchain_atma.benchmarks.ltp_format import load_ltp
 from langchain_atma.errors import ConfigError
 from tests.unit.ltp_docs import write_one_profile
 
+MOVE_UNIT = {"slot": "location", "update_type": "temporal", "old_value": "Boston",
+             "current_value": "Denver", "old_event_id": "e3", "new_event_id": "e5",
+             "transition_event_id": None}
+CURRENT_PROBE = {"probe_id": "p0-u0-c", "view": "current", "kind": "conflict",
+                 "question": "Which city does Ana live in now?", "target": "Denver",
+                 "alternate": "Boston"}
+
 
 def _tiny(tmp_path, kind_of_dialog="dialog"):
     events = [
@@ -24,15 +31,11 @@ def _tiny(tmp_path, kind_of_dialog="dialog"):
     ]
     return load_ltp(write_one_profile(
         tmp_path, events,
-        {"slot": "location", "update_type": "temporal", "old_value": "Boston",
-         "current_value": "Denver", "old_event_id": "e3", "new_event_id": "e5",
-         "transition_event_id": None},
+        MOVE_UNIT,
         [{"probe_id": "p0-u0-h", "view": "historical", "kind": "fact",
           "question": "Which city did Ana live in before her move?", "target": "Boston",
           "alternate": "Denver"},
-         {"probe_id": "p0-u0-c", "view": "current", "kind": "conflict",
-          "question": "Which city does Ana live in now?", "target": "Denver",
-          "alternate": "Boston"}]))
+         CURRENT_PROBE]))
 
 
 def test_runner_scores_every_metric(tmp_path, minilm):
@@ -160,12 +163,8 @@ def test_seed_bench_facts_first_pushes_questions_down(tmp_path, minilm):
     ]
     path = write_one_profile(
         tmp_path, events,
-        {"slot": "location", "update_type": "temporal", "old_value": "Boston",
-         "current_value": "Denver", "old_event_id": "e3", "new_event_id": "e5",
-         "transition_event_id": None},
-        [{"probe_id": "p0-u0-c", "view": "current", "kind": "conflict",
-          "question": "Which city does Ana live in now?", "target": "Denver",
-          "alternate": "Boston"}])
+        MOVE_UNIT,
+        [CURRENT_PROBE])
     res = run_seed_bench(path, k=1, embeddings=minilm, progress=False)["modes"]
     # the two questions are a little closer to the probe: plain top-1 is a question
     assert res["speaker_first"]["unit_hit"] == 0.0

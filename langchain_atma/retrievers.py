@@ -148,6 +148,7 @@ def row_to_document(row: EvidenceRow, view: str) -> Document:
             "slot": rec.slot,
             "source_event_id": rec.provenance.source_event_id,
             "speaker": rec.provenance.speaker,
+            "states_fact": rec.states_fact,
             "view": view,
         },
     )

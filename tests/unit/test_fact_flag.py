@@ -136,7 +136,7 @@ def test_read_graph_and_retriever_use_and_check_the_penalty(bank):
     assert off.invoke({"question": QUESTION, "namespace": "u"})["seeds"][0].record.id \
         == reaction.id
     docs = AtmaRetriever(bank=bank, namespace="u", k=1, seed_k=2).invoke(QUESTION)
-    assert docs[0].page_content == FACT
+    assert docs[0].page_content == FACT and docs[0].metadata["states_fact"] is True
     for bad in (-0.1, float("inf"), "0.1", True):
         with pytest.raises(ConfigError):
             create_read_graph(bank, namespace="u", no_fact_penalty=bad)

@@ -14,7 +14,8 @@ from langchain_atma.retrievers import AtmaRetriever
 
 NS = "std"
 META_KEYS = {"id", "status", "label", "bucket", "relation", "prerank", "controller_selected",
-             "controller_rank", "time", "slot", "source_event_id", "speaker", "view"}
+             "controller_rank", "time", "slot", "source_event_id", "speaker", "states_fact",
+             "view"}
 
 
 @functools.lru_cache(maxsize=1)

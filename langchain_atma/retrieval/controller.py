@@ -401,8 +401,7 @@ def _chains(
     ``margin`` of the best seed's score (relevance guard). Chains are ordered by
     their best seed; members are in pre-rank order.
     """
-    seed_scores = [r.score for r in rows if r.bucket is Bucket.SEED and r.score is not None]
-    floor = (max(seed_scores) - margin) if (margin is not None and seed_scores) else None
+    floor = _score_floor(rows, margin)
     by_id = {r.id: r for r in rows}
     parent = {i: i for i in by_id}
 
@@ -462,24 +461,24 @@ def _link_distance(
     return best
 
 
-def _front_tier(rows: Sequence[EvidenceRow], dist: dict[str, int],
-                margin: float | None) -> set[str]:
-    """Chain members that are strong seeds one link from a nominating seed.
-
-    A seed whose host score is within ``margin`` of the best seed's, at link
-    distance 1 from the seeds that nominated the chain: the question matched it
-    about as well, so the rule's state order (latest first for a current
-    question) decides among them, not the distance. ``None``: no such tier.
-    """
-    if margin is None:
-        return set()
+def _score_floor(rows: Sequence[EvidenceRow], margin: float | None) -> float | None:
+    """The best seed's host score minus ``margin`` (``None``: no margin, or no scored seed)."""
     scores = [r.score for r in rows if r.bucket is Bucket.SEED and r.score is not None]
-    if not scores:
+    return max(scores) - margin if margin is not None and scores else None
+
+
+def _strong_seeds(rows: Sequence[EvidenceRow], margin: float | None) -> set[str]:
+    """Seeds whose host score is within ``margin`` of the best seed's (none for ``None``).
+
+    The question matched them about as well as its best match: one state link from
+    a chain's nominating seeds, they form the chain's front tier, where the rule's
+    state order (latest first for a current question) decides, not the distance.
+    """
+    floor = _score_floor(rows, margin)
+    if floor is None:
         return set()
-    floor = max(scores) - margin
     return {r.id for r in rows
-            if r.bucket is Bucket.SEED and r.score is not None and r.score >= floor
-            and dist.get(r.id, 1 << 30) <= 1}
+            if r.bucket is Bucket.SEED and r.score is not None and r.score >= floor}
 
 
 def _is_transition(row: EvidenceRow) -> bool:
@@ -632,7 +631,7 @@ class OfflineController:
         hops: int | None = None, front_margin: float | None = 0.2,
     ) -> None:
         self.window = None if window is None else validate_k(window, "window")
-        self.margin = margin
+        self.margin = optional_non_negative(margin, "margin")
         self.front_margin = optional_non_negative(front_margin, "front_margin")
         if hops is not None and (isinstance(hops, bool) or not isinstance(hops, int)
                                  or hops < 0):
@@ -650,6 +649,7 @@ class OfflineController:
         seen: set[str] = set()
         window = self.window or validate_k(k)
         chains = _chains(rows, window, self.margin) if view is not QueryView.NEUTRAL else []
+        strong = _strong_seeds(rows, self.front_margin) if chains else set()
         for full_chain, anchors in chains:
             # a chain can join several facts through links of other writes: keep the
             # part around the seeds that matched the question, nearest first
@@ -664,9 +664,9 @@ class OfflineController:
             if view is QueryView.TRANSITION:
                 picks_here = _transition_picks(chain)  # transition picks keep change order
             else:  # nearest to the nominating seeds first (stable: ties keep rule order)
-                near = _front_tier(rows, dist, self.front_margin)
                 picks_here = sorted(heads if view is QueryView.CURRENT else olds,
-                                    key=lambda p: 0 if p.candidate_id in near
+                                    key=lambda p: 0 if p.candidate_id in strong
+                                    and dist[p.candidate_id] <= 1
                                     else dist[p.candidate_id])
             for pick in picks_here:
                 if len(picks) < limit and pick.candidate_id not in seen:

@@ -458,6 +458,9 @@ def test_offline_controller_ignores_chains_of_weak_seeds():
     assert [p.candidate_id for p in near.selected] == ["new"]
     assert OfflineController(margin=0.1).select(profile, [top, near_old, weak_new],
                                                 k=5).selected == []
+    for bad in (-0.1, float("nan"), "0.15", True):
+        with pytest.raises(ConfigError):
+            OfflineController(margin=bad)
 
 
 def _joined_chains():

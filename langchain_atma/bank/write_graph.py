@@ -674,7 +674,7 @@ class WriteNodes:
         slot_set = False
         if family and not rec.slot and decisions and \
                 decisions[0].action is not CommitAction.DUPLICATE:
-            new = rec.model_copy(update={"slot": _slot_key(family, rec.provenance.speaker)})
+            new = new.model_copy(update={"slot": _slot_key(family, rec.provenance.speaker)})
             slot_set = True
         fallbacks: list[str] = []
         result: CommitResult | None = None

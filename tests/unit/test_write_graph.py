@@ -88,6 +88,8 @@ def _check_conversation(bank: StateBank, ns: str) -> None:
     for ev in ("e1", "e5", "e10"):  # Bob's turns and the question stay untouched
         assert recs[ev].status is RecordStatus.ACTIVE and recs[ev].links == []
     assert denver.slot == "location:ann" and dev.slot == "job:ann"
+    # the slot is set after the "states a fact" flag: setting it must keep the flag
+    assert denver.states_fact is True and dev.states_fact is True
     assert bank.verify(ns) == []
 
 

@@ -12,6 +12,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.graph import END, START, StateGraph
 
 from langchain_atma.bank import StateBank
+from langchain_atma.bank.bank import CommitAction, CommitDecision
 from langchain_atma.bank.gate import GateConfig, ProposalGate
 from langchain_atma.bank.judge import (
     BaseJudge,
@@ -333,6 +334,52 @@ def test_slot_clash_supersedes_when_the_judge_said_so(bank: StateBank) -> None:
     new = [r for r in bank.records(ns) if r.content == "I moved to Denver."][0]
     assert new.slot == "location:ann"
     assert {bank.get(ns, x.id).status for x in (held, target)} == {RecordStatus.SUPERSEDED}
+    assert bank.verify(ns) == []
+
+
+def test_history_supersede_kept_when_no_live_record_is_replaced(bank: StateBank) -> None:
+    ns = "hist"
+    old = _add(bank, ns, "Keto has been working for me.", "2023-01-01")
+    first = _add(bank, ns, "Groceries were $420 last month.", "2023-02-01")
+    # an earlier write superseded the old record (wrongly, say) ...
+    bank.commit(MemoryRecord(namespace=ns, content="Meal prep is a cult and I joined.",
+                             time="2023-03-01", provenance=Provenance(speaker="Ann")),
+                [CommitDecision(action=CommitAction.SUPERSEDE, target_id=old.id)])
+    assert bank.get(ns, old.id).status is RecordStatus.SUPERSEDED
+
+    def only_old(inp: JudgeInput) -> Verdict:  # the live candidates are kept apart
+        return _sup(inp, slot=None) if inp.old.id == old.id else keep_both_verdict("no")
+
+    ingest_events(bank, [{"text": "Gave up the low carb thing, I'm vegetarian now.",
+                          "speaker": "Ann", "timestamp": "2023-05-01"}], namespace=ns,
+                  use_sentry=False, judge=StubJudge(only_old))
+    new = [r for r in bank.records(ns) if r.content.startswith("Gave up")][0]
+    # ... the later record that replaces it is still linked to it (history kept)
+    assert new.has_link(LinkType.SUPERSEDES, old.id) and new.status is RecordStatus.ACTIVE
+    assert new.slot is None and bank.get(ns, old.id).status is RecordStatus.SUPERSEDED
+    assert bank.get(ns, first.id).status is RecordStatus.ACTIVE and bank.verify(ns) == []
+
+
+@pytest.mark.parametrize(("text", "bridged"), [
+    ("Daisies have become my favourite flowers.", True),
+    ("Roses have become my favourite flowers.", False),  # the bridge does not name roses
+])
+def test_unlinked_bridge_candidate_links_new_and_old(bank: StateBank, text: str,
+                                                     bridged: bool) -> None:
+    ns = f"pool-bridge-{bridged}"
+    old = _add(bank, ns, "Lilies are my favourite flowers.", "2023-01-01")
+    bridge = bank.commit(
+        MemoryRecord(namespace=ns, content="I've started mixing some daisies in with my "
+                     "usual lilies.", time="2023-02-01", provenance=Provenance(speaker="Ann")),
+        [CommitDecision(action=CommitAction.COEXIST, target_id=old.id)]).record
+    assert bridge is not None
+    ingest_events(bank, [{"text": text, "speaker": "Ann", "timestamp": "2023-05-01"}],
+                  namespace=ns, use_sentry=False,
+                  judge=StubJudge(lambda inp: keep_both_verdict("no")))
+    new = [r for r in bank.records(ns) if r.content == text][0]
+    linked = {lk.target for lk in new.links if lk.type is LinkType.COEXISTS}
+    assert linked == ({old.id, bridge.id} if bridged else set())
+    assert {r.status for r in bank.records(ns)} == {RecordStatus.ACTIVE}
     assert bank.verify(ns) == []
 
 

@@ -642,22 +642,14 @@ class WriteNodes:
         for d in decisions:
             bridge = by_id.get(d.target_id)
             if bridge is None or d.action not in (CommitAction.COEXIST,
-                                                  CommitAction.SCOPED_EXCEPTION) \
-                    or not text_cues(bridge.content).shift:
+                                                  CommitAction.SCOPED_EXCEPTION):
                 continue
-            for src in bridge.targets(LinkType.COEXISTS, LinkType.SCOPED_EXCEPTION):
-                old = by_id.get(src)
-                if (old is None or src in used or src == rec.id
-                        or old.status is not RecordStatus.ACTIVE
-                        or old.sort_key > bridge.sort_key
-                        or text_cues(old.content).shift
-                        or not names_both(bridge.content, old.content, rec.content)):
-                    continue
+            src = _bridged_source(rec, bridge, by_id, used)
+            if src is not None:
                 out.append(CommitDecision(
                     action=CommitAction.COEXIST, target_id=src,
                     reason=f"coexists through {bridge.id}, which names both values"))
                 used.add(src)
-                break
         return out
 
     @staticmethod
@@ -680,17 +672,10 @@ class WriteNodes:
         by_id = {c.id: c for c in candidates}
         for bridge in candidates:  # nearest first
             if bridge.id in used or bridge.id == rec.id or bridge.sort_key > rec.sort_key \
-                    or bridge.status is not RecordStatus.ACTIVE \
-                    or not text_cues(bridge.content).shift:
+                    or bridge.status is not RecordStatus.ACTIVE:
                 continue
-            for src in bridge.targets(LinkType.COEXISTS, LinkType.SCOPED_EXCEPTION):
-                old = by_id.get(src)
-                if (old is None or src in used or src == rec.id
-                        or old.status is not RecordStatus.ACTIVE
-                        or old.sort_key > bridge.sort_key
-                        or text_cues(old.content).shift
-                        or not names_both(bridge.content, old.content, rec.content)):
-                    continue
+            src = _bridged_source(rec, bridge, by_id, used)
+            if src is not None:
                 return [CommitDecision(action=CommitAction.COEXIST, target_id=bridge.id,
                                        reason="names the old and the new value"),
                         CommitDecision(action=CommitAction.COEXIST, target_id=src,
@@ -799,6 +784,29 @@ class WriteNodes:
 
 
 # ======================================================================= graph
+
+
+def _bridged_source(rec: MemoryRecord, bridge: MemoryRecord, by_id: dict[str, MemoryRecord],
+                    used: set[str]) -> str | None:
+    """The older record ``bridge`` links ``rec`` to (bridge closure), or ``None``.
+
+    ``bridge`` must say that something changed (``TextCues.shift``) and coexist
+    with an older active candidate O that does not, not decided yet (``used``),
+    and name a value of O that ``rec`` lacks and a value of ``rec`` that O lacks
+    (:func:`~langchain_atma.bank.judge.names_both`). The first such O is returned.
+    """
+    if not text_cues(bridge.content).shift:
+        return None
+    for src in bridge.targets(LinkType.COEXISTS, LinkType.SCOPED_EXCEPTION):
+        old = by_id.get(src)
+        if (old is None or src in used or src == rec.id
+                or old.status is not RecordStatus.ACTIVE
+                or old.sort_key > bridge.sort_key
+                or text_cues(old.content).shift
+                or not names_both(bridge.content, old.content, rec.content)):
+            continue
+        return src
+    return None
 
 
 def _node(name: str, func: Any, afunc: Any) -> Any:

@@ -42,10 +42,7 @@ For every new memory (paper, Algorithm 1, lines 2-7):
    * bridge closure: coexisting with a record that says something changed and
      names both a value of an older coexisting record and a value of the new
      one ("mixing some origami in with my usual embroidery") also links the new
-     record and that older one as coexisting (:meth:`WriteNodes._bridged`); a
-     candidate the judge did not link can be that bridge too (the nearest one;
-     the new record then coexists with it and with the older record:
-     :meth:`WriteNodes._pool_bridged`, no judge call);
+     record and that older one as coexisting (:meth:`WriteNodes._bridged`);
    * the slot: if the best kept verdict names a slot family and the record has
      no slot, the record gets ``"<family>:<speaker>"`` (or ``"<family>"``).
 
@@ -563,14 +560,11 @@ class WriteNodes:
                 history.append((v, d, cand))  # an older state: link it, status unchanged
         verdict_by = {d.target_id: v for v, d, _ in ranked}
         history.sort(key=lambda t: (-t[0].confidence, -t[2].time.timestamp(), t[2].id))
-        cands = list(state.get("candidates", []))
         if not ranked:
             # this write replaces no live record: the best-supported verdict that it
             # replaces a record that is already history is kept (one link, no status
             # change, no slot): an earlier write may have superseded that record first
-            first = [d for _v, d, _c in history[:1]]
-            return first + self._pool_bridged(rec, cands, {d.target_id for d in first}), \
-                verdict_by, None
+            return [d for _v, d, _c in history[:1]], verdict_by, None
         ranked.sort(key=lambda t: (-t[0].confidence, -t[2].time.timestamp(), t[2].id))
         dups = [t for t in ranked if t[1].action is CommitAction.DUPLICATE]
         if dups:
@@ -613,7 +607,6 @@ class WriteNodes:
                         used.add(src)
         decisions += extra
         decisions += self._bridged(rec, decisions, by_id, used)
-        decisions += self._pool_bridged(rec, cands, used)
         decisions += [d for d in self._history([t[2] for t in kept], history)
                       if d.target_id not in used]
         best = kept[0][0] if kept else ranked[0][0]
@@ -651,37 +644,6 @@ class WriteNodes:
                     reason=f"coexists through {bridge.id}, which names both values"))
                 used.add(src)
         return out
-
-    @staticmethod
-    def _pool_bridged(rec: MemoryRecord, candidates: Sequence[MemoryRecord],
-                      used: set[str]) -> list[CommitDecision]:
-        """Bridge closure through a candidate the judge did not link (no judge call).
-
-        A candidate B that says something changed (``TextCues.shift``) and already
-        coexists with an older active record O whose text does not, where B's text
-        names a value of O that the new record lacks and a value of the new record
-        that O lacks ("I've started mixing some daisies in with my usual lilies",
-        between "lilies are my favourite" and "daisies have become my favourite"):
-        B describes how the new record's value joined O's, so the new record
-        coexists with both. Only the nearest such B counts (one bridge per write);
-        the new record must state a fact, and neither B nor O may have a decision
-        of this write already (the judge's own verdicts come first).
-        """
-        if not text_cues(rec.content).statement:
-            return []
-        by_id = {c.id: c for c in candidates}
-        for bridge in candidates:  # nearest first
-            if bridge.id in used or bridge.id == rec.id or bridge.sort_key > rec.sort_key \
-                    or bridge.status is not RecordStatus.ACTIVE:
-                continue
-            src = _bridged_source(rec, bridge, by_id, used)
-            if src is not None:
-                return [CommitDecision(action=CommitAction.COEXIST, target_id=bridge.id,
-                                       reason="names the old and the new value"),
-                        CommitDecision(action=CommitAction.COEXIST, target_id=src,
-                                       reason=f"coexists through {bridge.id}, which names "
-                                       "both values")]
-        return []
 
     @staticmethod
     def _history(

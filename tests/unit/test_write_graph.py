@@ -360,29 +360,6 @@ def test_history_supersede_kept_when_no_live_record_is_replaced(bank: StateBank)
     assert bank.get(ns, first.id).status is RecordStatus.ACTIVE and bank.verify(ns) == []
 
 
-@pytest.mark.parametrize(("text", "bridged"), [
-    ("Daisies have become my favourite flowers.", True),
-    ("Roses have become my favourite flowers.", False),  # the bridge does not name roses
-])
-def test_unlinked_bridge_candidate_links_new_and_old(bank: StateBank, text: str,
-                                                     bridged: bool) -> None:
-    ns = f"pool-bridge-{bridged}"
-    old = _add(bank, ns, "Lilies are my favourite flowers.", "2023-01-01")
-    bridge = bank.commit(
-        MemoryRecord(namespace=ns, content="I've started mixing some daisies in with my "
-                     "usual lilies.", time="2023-02-01", provenance=Provenance(speaker="Ann")),
-        [CommitDecision(action=CommitAction.COEXIST, target_id=old.id)]).record
-    assert bridge is not None
-    ingest_events(bank, [{"text": text, "speaker": "Ann", "timestamp": "2023-05-01"}],
-                  namespace=ns, use_sentry=False,
-                  judge=StubJudge(lambda inp: keep_both_verdict("no")))
-    new = [r for r in bank.records(ns) if r.content == text][0]
-    linked = {lk.target for lk in new.links if lk.type is LinkType.COEXISTS}
-    assert linked == ({old.id, bridge.id} if bridged else set())
-    assert {r.status for r in bank.records(ns)} == {RecordStatus.ACTIVE}
-    assert bank.verify(ns) == []
-
-
 def test_duplicate_wins_alone(bank: StateBank) -> None:
     ns = "dups"
     _add(bank, ns, "I adopted a cat named Tom.", "2023-01-01")

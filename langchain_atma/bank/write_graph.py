@@ -635,14 +635,22 @@ class WriteNodes:
         for d in decisions:
             bridge = by_id.get(d.target_id)
             if bridge is None or d.action not in (CommitAction.COEXIST,
-                                                  CommitAction.SCOPED_EXCEPTION):
+                                                  CommitAction.SCOPED_EXCEPTION) \
+                    or not text_cues(bridge.content).shift:
                 continue
-            src = _bridged_source(rec, bridge, by_id, used)
-            if src is not None:
+            for src in bridge.targets(LinkType.COEXISTS, LinkType.SCOPED_EXCEPTION):
+                old = by_id.get(src)
+                if (old is None or src in used or src == rec.id
+                        or old.status is not RecordStatus.ACTIVE
+                        or old.sort_key > bridge.sort_key
+                        or text_cues(old.content).shift
+                        or not names_both(bridge.content, old.content, rec.content)):
+                    continue
                 out.append(CommitDecision(
                     action=CommitAction.COEXIST, target_id=src,
                     reason=f"coexists through {bridge.id}, which names both values"))
                 used.add(src)
+                break
         return out
 
     @staticmethod
@@ -666,14 +674,15 @@ class WriteNodes:
         ns = state.get("namespace") or rec.namespace
         emb = state.get("embedding")
         decisions, verdict_by, family = self.plan(state) if self.use_judge else ([], {}, None)
-        new = rec
+        update: dict[str, Any] = {}
         if rec.states_fact is None:  # once, at write time: the read path ranks with it
-            new = rec.model_copy(update={"states_fact": text_cues(rec.content).statement})
+            update["states_fact"] = text_cues(rec.content).statement
         slot_set = False
         if family and not rec.slot and decisions and \
                 decisions[0].action is not CommitAction.DUPLICATE:
-            new = new.model_copy(update={"slot": _slot_key(family, rec.provenance.speaker)})
+            update["slot"] = _slot_key(family, rec.provenance.speaker)
             slot_set = True
+        new = rec.model_copy(update=update) if update else rec
         fallbacks: list[str] = []
         result: CommitResult | None = None
         for _attempt in range(4):
@@ -746,29 +755,6 @@ class WriteNodes:
 
 
 # ======================================================================= graph
-
-
-def _bridged_source(rec: MemoryRecord, bridge: MemoryRecord, by_id: dict[str, MemoryRecord],
-                    used: set[str]) -> str | None:
-    """The older record ``bridge`` links ``rec`` to (bridge closure), or ``None``.
-
-    ``bridge`` must say that something changed (``TextCues.shift``) and coexist
-    with an older active candidate O that does not, not decided yet (``used``),
-    and name a value of O that ``rec`` lacks and a value of ``rec`` that O lacks
-    (:func:`~langchain_atma.bank.judge.names_both`). The first such O is returned.
-    """
-    if not text_cues(bridge.content).shift:
-        return None
-    for src in bridge.targets(LinkType.COEXISTS, LinkType.SCOPED_EXCEPTION):
-        old = by_id.get(src)
-        if (old is None or src in used or src == rec.id
-                or old.status is not RecordStatus.ACTIVE
-                or old.sort_key > bridge.sort_key
-                or text_cues(old.content).shift
-                or not names_both(bridge.content, old.content, rec.content)):
-            continue
-        return src
-    return None
 
 
 def _node(name: str, func: Any, afunc: Any) -> Any:

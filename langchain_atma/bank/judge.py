@@ -626,6 +626,16 @@ JUDGE_LEXICON: dict[str, Any] = {
         "spending", "spent", "take", "takes", "taking", "took", "daily", "weekly",
         "monthly", "nightly", "yearly", "annual", "each", "every", "per",
     ),
+    # --- first words of a reaction to the listener ("Wow, that looks great!") ------
+    # An exclamation (or a sentence of at most three words) that opens with one of
+    # these, with no first person, no name and no number, comments on what the other
+    # person said or showed: it states no fact of the speaker's
+    "reaction": (
+        "that", "this", "those", "these", "it", "its", "wow", "woah", "whoa", "looks",
+        "look", "sounds", "sound", "nice", "great", "awesome", "cool", "amazing", "so",
+        "what", "how", "congrats", "congratulations", "aw", "aww", "oh", "omg", "yay",
+        "lovely", "beautiful", "wonderful", "glad", "good", "fantastic", "incredible",
+    ),
     # --- words that never count as a "value" (value-difference test only) ---------
     "filler": (
         "really", "so", "just", "very", "pretty", "quite", "super", "totally", "also",
@@ -672,9 +682,11 @@ to"), ``habitual`` (a habit: "every morning", "always", "again"), ``additive``
 states the speaker's own job or home; part of those families and required on
 both sides by the temporal rule), ``measure_generic``
 (words such as "total" or "budget" that never tell WHICH quantity a number
-measures), ``filler`` (words that never carry a value), ``prototypes``
-(generic descriptions of each family; with an encoder, a record with no family
-word can still be recognized as a hobby or taste statement).
+measures), ``reaction`` (first words of a reaction to the listener: "Wow, that
+looks great!" states no fact; optional), ``filler`` (words that never carry a
+value), ``prototypes`` (generic descriptions of each family; with an encoder, a
+record with no family word can still be recognized as a hobby or taste
+statement).
 """
 
 MULTI_VALUED_FAMILIES: frozenset[str] = frozenset({"hobbies", "likes", "pets"})
@@ -827,6 +839,7 @@ class _Compiled:
     generic: frozenset[str]
     measure_generic: frozenset[str]
     category: frozenset[str] = frozenset()  # words of the families' generic descriptions
+    reaction: frozenset[str] = frozenset()  # first words of a reaction to the listener
 
 
 def _plain_words(phrases: Sequence[str]) -> set[str]:
@@ -866,6 +879,7 @@ def _compile(lex: dict[str, Any]) -> _Compiled:
             category=frozenset(
                 _stem(w) for descs in (lex.get("prototypes") or {}).values()
                 for d in descs for w in re.findall(r"[a-z]+", d.lower())),
+            reaction=frozenset(w for r in lex.get("reaction", ()) for w in (r, _stem(r))),
         )
     except (KeyError, TypeError, AttributeError) as exc:
         raise ConfigError(f"judge lexicon is missing or malformed: {exc}") from exc
@@ -1334,11 +1348,15 @@ def _analyze(text: str, lex: _Compiled) -> _Features:
         i for i, (a, b) in enumerate(zip(tokens, mtoks, strict=False)) if b == "x" and a != "x"
     ) if len(mtoks) == len(tokens) else frozenset()
     numbers = _numbers(tokens, lex.filler, lex.measure_generic, background_at, proper)
+    # a capitalized first word ("Sounds fun!") is no name when it opens a reaction
+    named = bool(proper - lex.reaction) or bool(
+        tokens and tokens[0] not in lex.reaction and proper)
+    reaction = _reaction(tokens, stripped, lex, self_ref or named or bool(numbers))
     return _Features(
         text=text,
         norm=norm,
         tokens=tokens,
-        statement=not question and bool(content or numbers),
+        statement=not question and not reaction and bool(content or numbers),
         self_ref=self_ref,
         self_subject=self_subject,
         other_subject=other_subject,
@@ -1379,6 +1397,22 @@ def _analyze(text: str, lex: _Compiled) -> _Features:
 _PARENTHETICAL = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
 
 
+def _reaction(tokens: list[str], text: str, lex: _Compiled, anchored: bool) -> bool:
+    """A reaction to the listener's words: "Wow, that looks great!", "Sounds fun!".
+
+    An exclamation, or a sentence of at most three words, that opens (after
+    filler such as "oh" or "so"; a sentence of at most three words: with its
+    very first word, "Nice workspace!") with a word of the lexicon's
+    ``reaction`` list and is not ``anchored`` (no first person, no name, no
+    number) comments on what the other person said or showed; it states no fact
+    of the speaker's.
+    """
+    if anchored or not tokens or not (text.endswith("!") or len(tokens) <= 3):
+        return False
+    first = next((t for t in tokens if t not in lex.filler), tokens[0])
+    return first in lex.reaction or (len(tokens) <= 3 and tokens[0] in lex.reaction)
+
+
 def _sentences(text: str) -> list[str]:
     """Split into sentences; parenthetical asides (e.g. photo captions) are dropped."""
     core = _PARENTHETICAL.sub(" ", text)
@@ -1410,6 +1444,10 @@ class TextCues:
         still: continuation wording ("still", "always").
         ended: the text says a state ended ("no longer", "moved out", "split
             up"); ``ending`` without mere denials ("I can't stand okra").
+        names: the proper names in the speaker's own statements, as five-letter
+            roots (as :func:`value_roots`; names the text only addresses,
+            "Thanks, Maria!", are not among them).
+        numbers: one of the speaker's own statements gives a number.
     """
 
     statement: bool
@@ -1419,6 +1457,8 @@ class TextCues:
     ending: bool = False
     still: bool = False
     ended: bool = False
+    names: frozenset[str] = frozenset()
+    numbers: bool = False
 
 
 @functools.lru_cache(maxsize=1)
@@ -1472,6 +1512,8 @@ def _text_cues(body: str) -> TextCues:
         ending=bool(whole.ends or whole.negation),
         still=whole.still,
         ended=whole.ends,
+        names=frozenset(_root(w) for f in own for w in f.proper),
+        numbers=any(f.numbers for f in own),
     )
 
 

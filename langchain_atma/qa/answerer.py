@@ -62,6 +62,7 @@ __all__ = [
     "AnswerStatus",
     "LLMAnswerer",
     "OfflineAnswerer",
+    "can_answer",
     "create_answer_chain",
     "current_clauses",
     "failure_message",
@@ -149,6 +150,15 @@ class OfflineAnswerer:
     * view **transition** -> the first *transition memory* row, else the first row;
     * view **neutral** -> the first row.
 
+    Only rows that can answer the question take part (``answer_types``): a row
+    must state a fact (a record whose ``states_fact`` is False, or whose text is
+    only questions, greetings and reactions such as "Wow, that looks great!",
+    cannot); a question asking for someone ("who", "whom", "whose") needs a row
+    that names someone not named in the question; a question asking for a number
+    ("how many", "how much", "how old", "how long", "how far", "how often",
+    "what number / age / amount / percentage / price") needs a row that gives
+    one. When no row fits, every row takes part.
+
     Only rows about the question's own fact take part (``relevance_margin``): a
     row whose seed score, or the best seed score of its state partners in the
     packet, is more than ``relevance_margin`` below the packet's best seed score
@@ -174,6 +184,8 @@ class OfflineAnswerer:
         relevance_margin: rows (with their state partners) whose best seed score
             is more than this below the packet's best seed score do not take part
             in the choice; ``None`` lets every row take part.
+        answer_types: only rows that can answer the question take part (a
+            fact; a name for "who", a number for "how many"); default True.
 
     Raises:
         ConfigError: for ``max_chars < 1`` or a negative or non-finite
@@ -182,13 +194,23 @@ class OfflineAnswerer:
 
     def __init__(self, *, use_labels: bool = True, max_chars: int = MAX_ROW_CHARS,
                  state_clauses: bool = True,
-                 relevance_margin: float | None = DEFAULT_RELEVANCE_MARGIN) -> None:
+                 relevance_margin: float | None = DEFAULT_RELEVANCE_MARGIN,
+                 answer_types: bool = True) -> None:
         if max_chars < 1:
             raise ConfigError(f"max_chars must be >= 1, got {max_chars}")
         self.relevance_margin = optional_non_negative(relevance_margin, "relevance_margin")
         self.use_labels = use_labels
         self.max_chars = max_chars
         self.state_clauses = state_clauses
+        self.answer_types = answer_types
+
+    def _answering(self, question: str, rows: Sequence[EvidenceRow]) -> list[EvidenceRow]:
+        """The rows that can answer ``question`` (see ``answer_types``), else all rows."""
+        if not self.answer_types:
+            return list(rows)
+        kept = [r for r in rows if can_answer(question, r.record.content,
+                                              states_fact=r.record.states_fact)]
+        return kept or list(rows)
 
     def _relevant(self, rows: Sequence[EvidenceRow]) -> list[EvidenceRow]:
         """The rows that take part in the choice (see ``relevance_margin``)."""
@@ -205,12 +227,19 @@ class OfflineAnswerer:
         kept = [r for r in rows if best(r) >= bar]
         return kept or list(rows)
 
-    def choose(self, view: QueryView, rows: Sequence[EvidenceRow]) -> EvidenceRow | None:
-        """The row the rule picks for ``view`` (``None`` for no rows)."""
+    def choose(self, view: QueryView, rows: Sequence[EvidenceRow],
+               question: str | None = None) -> EvidenceRow | None:
+        """The row the rule picks for ``view`` (``None`` for no rows).
+
+        With ``question``, only the rows that can answer it take part (see
+        ``answer_types``).
+        """
         if not rows:
             return None
         if not self.use_labels:
             return rows[0]
+        if question is not None:
+            rows = self._answering(question, rows)
         rows = self._relevant(rows)
         labels = [r.label if r.label is not None else project_label(r) for r in rows]
 
@@ -267,8 +296,8 @@ class OfflineAnswerer:
             InvalidQueryError: for a blank question or a bad profile.
             InvalidRecordError: when rows are not EvidenceRow objects.
         """
-        _, prof, items = _check_inputs(question, profile, rows)
-        row = self.choose(prof.view, items)
+        q, prof, items = _check_inputs(question, profile, rows)
+        row = self.choose(prof.view, items, question=q)
         if row is None:
             return _no_evidence(prof.view)
         content = row.record.content
@@ -289,6 +318,52 @@ class OfflineAnswerer:
     ) -> Answer:
         """Async :meth:`answer` (no I/O; same result)."""
         return self.answer(question, profile, rows)
+
+
+_ASKS_NAME = re.compile(r"^\W*(?:\S+\s+){0,3}?(?:who|whom|whose)\b", re.IGNORECASE)
+_ASKS_NUMBER = re.compile(
+    r"^\W*(?:\S+\s+){0,3}?(?:how\s+(?:many|much|old|long|far|often)"
+    r"|what\s+(?:number|age|amount|percentage|price))\b", re.IGNORECASE)
+
+
+def can_answer(question: str, text: str, *, states_fact: bool | None = None) -> bool:
+    """Whether ``text`` can answer ``question`` at all (the answerer's type check).
+
+    The text must state a fact (``states_fact``, when known, else the text
+    cues: not only questions, greetings and reactions). A question asking for
+    someone ("who", "whom", "whose") needs a name the question does not
+    contain; a question asking for a number ("how many / much / old / long /
+    far / often", "what number / age / amount / percentage / price") needs a
+    number. Only the speaker's own statements count.
+
+    Args:
+        question: the question.
+        text: a record's text.
+        states_fact: the record's ``states_fact`` flag, when the write path set it.
+
+    Example:
+        >>> can_answer("Who is Dave's roommate now?", "Diego took the spare room.")
+        True
+        >>> can_answer("Who is Dave's roommate now?", "Wow, that looks cozy!")
+        False
+        >>> can_answer("How many plants does Tim have?", "I love my plants.")
+        False
+
+    Raises:
+        InvalidRecordError: ``question`` or ``text`` is not a string.
+    """
+    from langchain_atma.bank.judge import text_cues, value_roots
+
+    if not isinstance(question, str) or not isinstance(text, str):
+        raise InvalidRecordError("can_answer takes a question and a text")
+    cues = text_cues(text)
+    if not (cues.statement if states_fact is None else states_fact):
+        return False
+    if _ASKS_NAME.search(question):
+        return bool(cues.names - value_roots(question, min_chars=3))
+    if _ASKS_NUMBER.search(question):
+        return cues.numbers
+    return True
 
 
 def _partners(row: EvidenceRow, by_id: dict[str, EvidenceRow]) -> list[EvidenceRow]:

@@ -345,3 +345,44 @@ def test_topic_term_adds_the_sentry_topic_agreement_to_the_flag_score() -> None:
         GateConfig(topic_weight=1.5)
     # the paper rule has no hub score
     assert ProposalGate(_TopicScorer(a), GateConfig(mode="paper")).score(new, pool).hub is None
+
+
+@pytest.mark.parametrize("reaction", [
+    "Wow, that looks great!", "Sounds fun!", "Looks fun! What games did you all play?",
+    "Nice workspace! When do you usually work?", "It was an awesome time, Caroline!",
+    "So cool!", "Aww, that's adorable! What's her name?",
+])
+def test_reactions_to_the_listener_state_no_fact(reaction: str) -> None:
+    from langchain_atma.bank.judge import text_cues
+
+    assert not text_cues(reaction).statement
+
+
+@pytest.mark.parametrize("fact", [
+    "Wow, I moved to Denver!", "That bakery is my favourite!", "Great news: I got the job!",
+    "This weekend I ran 10k!", "That is the best pizza in Boston!",
+    "Oh no, the car broke down again!", "Sounds like Denver is great!",
+    "These days my art is mostly pastels.",
+])
+def test_exclamations_with_a_fact_still_state_one(fact: str) -> None:
+    from langchain_atma.bank.judge import text_cues
+
+    assert text_cues(fact).statement
+
+
+def test_reaction_list_is_optional_in_a_custom_lexicon() -> None:
+    from langchain_atma.bank.judge import JUDGE_LEXICON, OfflineJudge, _analyze, _compile
+
+    lex = {k: v for k, v in JUDGE_LEXICON.items() if k != "reaction"}
+    OfflineJudge(lexicon=lex)  # older lexicons without the key still load
+    assert _analyze("Sounds fun!", _compile(lex)).statement  # no list: no reactions
+    assert not _analyze("Sounds fun!", _compile(JUDGE_LEXICON)).statement
+
+
+def test_text_cues_names_and_numbers_of_own_statements() -> None:
+    from langchain_atma.bank.judge import text_cues
+
+    cues = text_cues("Thanks, Maria! Rafael moved out and Diego took the spare room.")
+    assert cues.names == {"rafae", "diego"} and not cues.numbers  # "Maria" is addressed
+    assert text_cues("We're a team of 17 now.").numbers
+    assert not text_cues("How many of you are there, 17?").numbers  # a question

@@ -650,29 +650,92 @@ def test_offline_answerer_leaves_out_a_state_pair_of_a_weaker_match() -> None:
     rows = _weak_pair_packet()
     q = "Who looks after Gina's kids during the day now?"
     prof = profile_query(q)
+    # (answer types off: this test is about the margin; a "who" question would
+    # already leave out the rows that name nobody)
     # without the margin, the newer member of the only state pair wins
-    assert OfflineAnswerer(relevance_margin=None).answer(q, prof, rows).evidence_ids == [
-        "brunette"]
+    bare = OfflineAnswerer(relevance_margin=None, answer_types=False)
+    assert bare.answer(q, prof, rows).evidence_ids == ["brunette"]
     # with it (0.10), the pair (best seed 0.30) is 0.12 below the best seed (0.42): left out
-    assert OfflineAnswerer().answer(q, prof, rows).evidence_ids == ["nanny"]
-    assert OfflineAnswerer(relevance_margin=0.2).answer(q, prof, rows).evidence_ids == [
-        "brunette"]
+    assert OfflineAnswerer(answer_types=False).answer(q, prof, rows).evidence_ids == ["nanny"]
+    wide = OfflineAnswerer(relevance_margin=0.2, answer_types=False)
+    assert wide.answer(q, prof, rows).evidence_ids == ["brunette"]
     # a pair whose seed is close enough still wins, through either of its rows
     close = [r.model_copy(update={"score": 0.40}) if r.id == "pink" else r for r in rows]
-    assert OfflineAnswerer().answer(q, prof, close).evidence_ids == ["brunette"]
+    assert OfflineAnswerer(answer_types=False).answer(q, prof, close).evidence_ids == ["brunette"]
     # historical view: the superseded row of a weak pair is left out as well
     h = "Who looked after Gina's kids before?"
-    assert OfflineAnswerer(relevance_margin=None).answer(
+    assert OfflineAnswerer(relevance_margin=None, answer_types=False).answer(
         h, profile_query(h), rows).evidence_ids == ["pink"]
-    assert OfflineAnswerer().answer(h, profile_query(h), rows).evidence_ids != ["pink"]
+    typeless = OfflineAnswerer(answer_types=False)
+    assert typeless.answer(h, profile_query(h), rows).evidence_ids != ["pink"]
+    # with answer types, the rows naming nobody cannot answer "who", margin or not
+    for margin in (None, 0.10):
+        assert OfflineAnswerer(relevance_margin=margin).answer(
+            q, prof, rows).evidence_ids == ["nanny"]
 
 
 def test_offline_answerer_margin_needs_seed_scores_and_checks_its_value() -> None:
     rows = [r.model_copy(update={"score": None}) for r in _weak_pair_packet()]
     q = "Who looks after Gina's kids during the day now?"
     # no seed scores at all (rows built by hand): every row takes part, as before
-    assert OfflineAnswerer().answer(q, None, rows).evidence_ids == ["brunette"]
+    assert OfflineAnswerer(answer_types=False).answer(q, None, rows).evidence_ids == [
+        "brunette"]
     for bad in (-0.1, float("nan"), float("inf"), "0.1", True):
         with pytest.raises(ConfigError):
             OfflineAnswerer(relevance_margin=bad)  # type: ignore[arg-type]
     assert OfflineAnswerer(relevance_margin=0).relevance_margin == 0.0
+
+
+# ------------------------------------------------------------------ answer types
+@pytest.mark.parametrize(("question", "text", "expected"), [
+    ("Who is Dave's roommate now?", "Rafael moved out, and Diego took the spare room.", True),
+    ("Who is Dave's roommate now?", "Wow, that looks cozy! Where is it?", False),
+    ("Who is Dave's roommate now?", "My roommate keeps leaving dishes out.", False),
+    ("Who is Dave's roommate now?", "Dave is my roommate.", False),  # only the asked name
+    ("Who is Dave's roommate now?", "Thanks, Maria! My roommate is great.", False),  # vocative
+    ("whom does Ana date?", "I'm seeing Quentin now.", True),
+    ("How many plants does Tim have?", "After repotting there are 10 plants here.", True),
+    ("How many plants does Tim have?", "I love my plants, each has a name.", False),
+    ("How much does Sam pay in rent?", "Rent is twelve hundred now.", True),
+    ("What number of books did she read?", "Read 23 books this year!", True),
+    ("What sport does Ana play?", "Recently I switched to volleyball.", True),
+    ("What sport does Ana play?", "Sounds fun! What games did you all play?", False),
+    ("What sport does Ana play?", "Nice workspace!", False),
+])
+def test_can_answer_needs_a_fact_of_the_asked_type(question: str, text: str,
+                                                   expected: bool) -> None:
+    from langchain_atma.qa.answerer import can_answer
+
+    assert can_answer(question, text) is expected
+
+
+def test_can_answer_follows_the_stored_fact_flag_and_validates() -> None:
+    from langchain_atma.qa.answerer import can_answer
+
+    fact = "Recently I switched to volleyball."
+    assert can_answer("What sport?", fact) and not can_answer("What sport?", fact,
+                                                              states_fact=False)
+    assert can_answer("What sport?", "Wow, so cool!", states_fact=True)
+    for bad in ((None, fact), ("What sport?", 3)):
+        with pytest.raises(InvalidRecordError):
+            can_answer(*bad)  # type: ignore[arg-type]
+
+
+def test_offline_answerer_skips_rows_that_cannot_answer() -> None:
+    chat = _scored(_rec("Wow, that looks cozy! Where'd you find a place to stay there?",
+                        id="chat"), 0.36, label=L.CURRENT)
+    team = _scored(_rec("Ha, after the reorg my team is 19 people.", id="team"), 0.35,
+                   label=L.CURRENT)
+    mentor = _scored(_rec("My mentoring sessions with Marcus ended and Felix took over.",
+                          id="mentor"), 0.34, label=L.CURRENT)
+    rows = [chat, team, mentor]
+    who = "Who mentors Dave now?"
+    assert OfflineAnswerer().answer(who, None, rows).evidence_ids == ["mentor"]
+    assert OfflineAnswerer(answer_types=False).answer(who, None, rows).evidence_ids == ["chat"]
+    many = "How many people are on Dave's team now?"
+    assert OfflineAnswerer().answer(many, None, rows).evidence_ids == ["team"]
+    # a question of no particular type: only the reaction is left out
+    what = "What is Dave up to these days?"
+    assert OfflineAnswerer().answer(what, None, rows).evidence_ids == ["team"]
+    # nothing fits: every row takes part again
+    assert OfflineAnswerer().answer(who, None, [chat, team]).evidence_ids == ["chat"]

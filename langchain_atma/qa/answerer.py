@@ -34,6 +34,7 @@ import concurrent.futures
 import json
 import re
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
@@ -62,11 +63,13 @@ __all__ = [
     "AnswerStatus",
     "LLMAnswerer",
     "OfflineAnswerer",
+    "asks_time",
     "can_answer",
     "create_answer_chain",
     "current_clauses",
     "failure_message",
     "state_clauses",
+    "time_answer",
 ]
 
 AnswerStatus = Literal["answered", "no_evidence", "failed"]
@@ -167,7 +170,10 @@ class OfflineAnswerer:
     without seed scores all take part.
 
     With ``use_labels=False`` (host baseline, "-QA label" ablation) the first
-    row is always used. The answer is the chosen content with control
+    row is always used. A question that asks "when" is answered with the time
+    the chosen record gives (``time_answers``, :func:`time_answer`: its date,
+    or a relative time in its text read against that date, "the week before
+    7 May 2023"). Otherwise the answer is the chosen content with control
     characters removed and whitespace collapsed, cut to ``max_chars``. For the
     current and historical views, when the chosen record also says that a value
     of its in-packet state partner ended ("I no longer keep a corn snake. Now
@@ -186,6 +192,9 @@ class OfflineAnswerer:
             in the choice; ``None`` lets every row take part.
         answer_types: only rows that can answer the question take part (a
             fact; a name for "who", a number for "how many"); default True.
+        time_answers: a question that asks "when" (or for a year, month or
+            date) is answered with the time the chosen row gives
+            (:func:`time_answer`), not with its text; default True.
 
     Raises:
         ConfigError: for ``max_chars < 1`` or a negative or non-finite
@@ -195,7 +204,7 @@ class OfflineAnswerer:
     def __init__(self, *, use_labels: bool = True, max_chars: int = MAX_ROW_CHARS,
                  state_clauses: bool = True,
                  relevance_margin: float | None = DEFAULT_RELEVANCE_MARGIN,
-                 answer_types: bool = True) -> None:
+                 answer_types: bool = True, time_answers: bool = True) -> None:
         if max_chars < 1:
             raise ConfigError(f"max_chars must be >= 1, got {max_chars}")
         self.relevance_margin = optional_non_negative(relevance_margin, "relevance_margin")
@@ -203,6 +212,7 @@ class OfflineAnswerer:
         self.max_chars = max_chars
         self.state_clauses = state_clauses
         self.answer_types = answer_types
+        self.time_answers = time_answers
 
     def _answering(self, question: str, rows: Sequence[EvidenceRow]) -> list[EvidenceRow]:
         """The rows that can answer ``question`` (see ``answer_types``), else all rows."""
@@ -301,6 +311,10 @@ class OfflineAnswerer:
         if row is None:
             return _no_evidence(prof.view)
         content = row.record.content
+        when = time_answer(q, content, row.record.time) if self.time_answers else None
+        if when is not None:
+            return Answer(answer=when, view=prof.view, evidence_ids=[row.id],
+                          status="answered")
         if self.use_labels and self.state_clauses and prof.view in (QueryView.CURRENT,
                                                                     QueryView.HISTORICAL):
             partners = _partners(row, {r.id: r for r in items})
@@ -364,6 +378,97 @@ def can_answer(question: str, text: str, *, states_fact: bool | None = None) -> 
     if _ASKS_NUMBER.search(question):
         return cues.numbers
     return True
+
+
+_ASKS_TIME = re.compile(
+    r"^\W*(?:\S+\s+){0,3}?(?:when\b|(?:in\s+)?(?:what|which)\s+(?:date|month|year)\b)",
+    re.IGNORECASE)
+_ASKS_YEAR = re.compile(r"\b(?:what|which)\s+year\b", re.IGNORECASE)
+_ASKS_MONTH = re.compile(r"\b(?:what|which)\s+month\b", re.IGNORECASE)
+_WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+_NUMBER_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
+                 "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+_YEAR_IN_TEXT = re.compile(r"\b(?:in|since|from|back in)\s+((?:19|20)\d\d)\b", re.IGNORECASE)
+_YEARS_AGO = re.compile(r"\b(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|"
+                        r"a few|a couple of|several)\s+years?\s+ago\b", re.IGNORECASE)
+# (pattern, phrase) for a relative time said in the text, read against the record's date
+_RELATIVE: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\byesterday\b", re.IGNORECASE), "the day before {date}"),
+    (re.compile(r"\blast\s+night\b", re.IGNORECASE), "the night before {date}"),
+    (re.compile(rf"\blast\s+({_WEEKDAYS})\b", re.IGNORECASE), "the {0} before {date}"),
+    (re.compile(r"\blast\s+weekend\b", re.IGNORECASE), "the weekend before {date}"),
+    (re.compile(r"\b(?:last\s+week|a\s+week\s+ago)\b", re.IGNORECASE),
+     "the week before {date}"),
+    (re.compile(r"\b(?:last\s+month|a\s+month\s+ago)\b", re.IGNORECASE),
+     "the month before {date}"),
+    (re.compile(r"\bnext\s+week\b", re.IGNORECASE), "the week after {date}"),
+    (re.compile(r"\bnext\s+month\b", re.IGNORECASE), "the month after {date}"),
+)
+
+
+def asks_time(question: str) -> bool:
+    """Whether the question asks for a time ("When ...", "What year / month / date ...").
+
+    Example:
+        >>> asks_time("When did Ana move to Denver?"), asks_time("Where does Ana live?")
+        (True, False)
+    """
+    return bool(_ASKS_TIME.search(question))
+
+
+def time_answer(question: str, text: str, time: datetime) -> str | None:
+    """The time a record gives for a question that asks "when", else ``None``.
+
+    The record's own time is when it was said; a relative time in its text is
+    read against it ("we adopted her last week", said on 7 May 2023 -> "the week
+    before 7 May 2023"; "yesterday", "last Friday", "last weekend", "last
+    month", "next week", "next month", "two years ago" -> 2021, "a few years
+    ago" -> "a few years before 2023"); a year the text names ("since 2018")
+    answers "what year" and a "when" that the text dates that way. A question
+    for the year or the month gets only the year ("2023") or the month
+    ("May 2023").
+
+    Args:
+        question: the question.
+        text: the chosen record's text.
+        time: the record's time.
+
+    Example:
+        >>> from datetime import datetime
+        >>> said = datetime(2023, 5, 7, 13, 56)
+        >>> time_answer("When did Ana adopt the cat?", "We adopted her last week!", said)
+        'The week before 7 May 2023'
+        >>> time_answer("When did Ana go?", "Went to the support group.", said)
+        '7 May 2023'
+        >>> time_answer("What year did Ana start surfing?", "Surfing since 2018!", said)
+        '2018'
+        >>> time_answer("Where does Ana live?", "I live in Denver.", said) is None
+        True
+    """
+    if not asks_time(question):
+        return None
+    date = f"{time.day} {time.strftime('%B')} {time.year}"
+    year = _YEAR_IN_TEXT.search(text)
+    ago = _YEARS_AGO.search(text)
+    if year:
+        phrase = year.group(1)
+    elif ago:
+        count = ago.group(1).lower()
+        n = int(count) if count.isdigit() else _NUMBER_WORDS.get(count)
+        phrase = str(time.year - n) if n else f"{count} years before {time.year}"
+    elif _ASKS_YEAR.search(question):
+        phrase = str(time.year - 1) if re.search(r"\blast\s+year\b", text, re.I) else str(
+            time.year)
+    elif _ASKS_MONTH.search(question):
+        phrase = f"{time.strftime('%B')} {time.year}"
+    else:
+        phrase = date
+        for pat, template in _RELATIVE:
+            m = pat.search(text)
+            if m:
+                phrase = template.format(*(g.capitalize() for g in m.groups()), date=date)
+                break
+    return phrase[:1].upper() + phrase[1:]
 
 
 def _partners(row: EvidenceRow, by_id: dict[str, EvidenceRow]) -> list[EvidenceRow]:

@@ -739,3 +739,48 @@ def test_offline_answerer_skips_rows_that_cannot_answer() -> None:
     assert OfflineAnswerer().answer(what, None, rows).evidence_ids == ["team"]
     # nothing fits: every row takes part again
     assert OfflineAnswerer().answer(who, None, [chat, team]).evidence_ids == ["chat"]
+
+
+# ------------------------------------------------------------------ time answers
+@pytest.mark.parametrize(("question", "text", "expected"), [
+    ("When did Ana go to the support group?", "Went to the support group today.",
+     "7 May 2023"),
+    ("When did Ana adopt the cat?", "We adopted her last week!", "The week before 7 May 2023"),
+    ("When did Ana go hiking?", "Went hiking yesterday, so tired.", "The day before 7 May 2023"),
+    ("When did Ana host game night?", "Hosted a game night last Friday!",
+     "The Friday before 7 May 2023"),
+    ("When did Ana visit her mom?", "Visited my mom last weekend.",
+     "The weekend before 7 May 2023"),
+    ("When is Ana moving?", "We move next month!", "The month after 7 May 2023"),
+    ("When did Ana's mother pass away?", "My mom passed a few years ago.",
+     "A few years before 2023"),
+    ("When did Ana get her dog?", "I got my dog two years ago.", "2021"),
+    ("What year did Ana start surfing?", "I've been surfing since 2018!", "2018"),
+    ("What year did Ana start surfing?", "Started surfing last year.", "2022"),
+    ("In which month did Ana run the race?", "Ran my first race!", "May 2023"),
+    ("Where does Ana live?", "I live in Denver.", None),
+    ("What time does Ana wake up?", "I wake up at 6 every day.", None),
+])
+def test_time_answer_reads_the_record_time_and_relative_times(
+        question: str, text: str, expected: str | None) -> None:
+    from datetime import datetime
+
+    from langchain_atma.qa.answerer import time_answer
+
+    assert time_answer(question, text, datetime(2023, 5, 7, 13, 56)) == expected
+
+
+def test_offline_answerer_answers_when_with_the_chosen_rows_time() -> None:
+    from datetime import datetime, timezone
+
+    said = datetime(2023, 7, 20, 9, 0, tzinfo=timezone.utc)
+    rows = [_row(_rec("Joined a new activist group last Tuesday!", time=said))]
+    ans = OfflineAnswerer().answer("When did Caroline join the activist group?", None, rows)
+    assert ans.answer == "The Tuesday before 20 July 2023" and ans.status == "answered"
+    assert ans.evidence_ids == [rows[0].id]
+    plain = OfflineAnswerer(time_answers=False).answer(
+        "When did Caroline join the activist group?", None, rows)
+    assert plain.answer == "Joined a new activist group last Tuesday!"
+    # not a time question: the text, as before
+    assert OfflineAnswerer().answer("What did Caroline join?", None, rows).answer == (
+        "Joined a new activist group last Tuesday!")

@@ -2014,6 +2014,10 @@ class OfflineJudge(BaseJudge):
             for j, fb in enumerate(sn):
                 score = 2.0 * bool(set(fa.families) & set(fb.families))
                 score += 0.5 * min(len(fa.roots & fb.roots), 3)
+                # a shared value (not family vocabulary: "slasher" in "I picked slasher
+                # films" and "Still slasher films, but more and more westerns") says
+                # which sentences speak about the same thing
+                score += 1.0 * min(len(fa.value_words & fb.value_words), 2)
                 score += 1.5 * min(len(fa.proper & fb.proper), 2)
                 score += 1.0 * bool(fa.numbers and fb.numbers)
                 score += 0.5 * bool(fb.change_strong or fb.ends or fb.process or fb.scope)

@@ -90,6 +90,11 @@ VALUES: list[tuple[str, str, dict[str, Any], float, float]] = [
 ]
 
 COEXISTS: list[tuple[str, str, dict[str, Any]]] = [
+    # the sentences that share a value ("horror") are compared, not the first ones
+    # that only share family words ("film night" / "taste in films")
+    ("Film night at home! Went with a horror movie, like always.",
+     "My taste in films is changing a bit. Horror movies still, though more and more "
+     "comedies lately.", {}),
     # a standing habit and a new one, no family word on either side
     ("Anyway, I start every morning with oatmeal.",
      "Recently I've been starting my mornings with pancakes.", {}),

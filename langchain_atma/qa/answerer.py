@@ -334,9 +334,16 @@ class OfflineAnswerer:
         return self.answer(question, profile, rows)
 
 
-_ASKS_NAME = re.compile(r"^\W*(?:\S+\s+){0,3}?(?:who|whom|whose)\b", re.IGNORECASE)
+# what may come before the question word: "According to John, who ...", "And when
+# ...", "With whom ...", "After how many weeks ..." (never a word of the question's
+# body: "What happens when ..." and "Is the friend who ..." ask for no time or name)
+_LEAD = (r"^\W*(?:according\s+to\s+[^,?]{1,40},\s*)?"
+         r"(?:(?:and|so|but|then|also|ok|okay|well)\W+)?"
+         r"(?:(?:to|with|for|from|by|of|in|on|at|during|since|until|till|after|before|within)"
+         r"\s+)?")
+_ASKS_NAME = re.compile(_LEAD + r"(?:who|whom|whose)\b", re.IGNORECASE)
 _ASKS_NUMBER = re.compile(
-    r"^\W*(?:\S+\s+){0,3}?(?:how\s+(?:many|much|old|long|far|often)"
+    _LEAD + r"(?:how\s+(?:many|much|old|long|far|often)"
     r"|what\s+(?:number|age|amount|percentage|price))\b", re.IGNORECASE)
 
 
@@ -380,9 +387,8 @@ def can_answer(question: str, text: str, *, states_fact: bool | None = None) -> 
     return True
 
 
-_ASKS_TIME = re.compile(
-    r"^\W*(?:\S+\s+){0,3}?(?:when\b|(?:in\s+)?(?:what|which)\s+(?:date|month|year)\b)",
-    re.IGNORECASE)
+_ASKS_TIME = re.compile(_LEAD + r"(?:when\b|(?:what|which)\s+(?:date|month|year)\b)",
+                        re.IGNORECASE)
 _ASKS_YEAR = re.compile(r"\b(?:what|which)\s+year\b", re.IGNORECASE)
 _ASKS_MONTH = re.compile(r"\b(?:what|which)\s+month\b", re.IGNORECASE)
 _WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
@@ -409,8 +415,14 @@ _RELATIVE: tuple[tuple[re.Pattern[str], str], ...] = (
 def asks_time(question: str) -> bool:
     """Whether the question asks for a time ("When ...", "What year / month / date ...").
 
+    The question word comes first, after at most a leading "and", "so", "According
+    to X," or a preposition ("In which year ...", "Since when ..."): "What happens
+    when Ana moves?" asks for no time.
+
     Example:
         >>> asks_time("When did Ana move to Denver?"), asks_time("Where does Ana live?")
+        (True, False)
+        >>> asks_time("In which year did Ana move?"), asks_time("What happens when Ana moves?")
         (True, False)
     """
     return bool(_ASKS_TIME.search(question))

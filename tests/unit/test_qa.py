@@ -784,3 +784,26 @@ def test_offline_answerer_answers_when_with_the_chosen_rows_time() -> None:
     # not a time question: the text, as before
     assert OfflineAnswerer().answer("What did Caroline join?", None, rows).answer == (
         "Joined a new activist group last Tuesday!")
+
+
+@pytest.mark.parametrize(("question", "time", "name", "number"), [
+    ("When did Ana move?", True, False, False),
+    ("And when did she move?", True, False, False),
+    ("In which year did Ana move?", True, False, False),
+    ("On what date did Ana move?", True, False, False),
+    ("Since when does Ana live there?", True, False, False),
+    ("What happens when Ana moves?", False, False, False),  # "when" inside the body
+    ("Who supports Ana when she is sad?", False, True, False),
+    ("According to John, who is his favourite character?", False, True, False),
+    ("With whom does Ana live?", False, True, False),
+    ("Is the friend who wrote to Ana still alive?", False, False, False),
+    ("After how many weeks did Tim call back?", False, False, True),
+    ("What is the number of Ana's cats?", False, False, False),
+])
+def test_question_types_read_the_question_word_only(question: str, time: bool, name: bool,
+                                                    number: bool) -> None:
+    from langchain_atma.qa.answerer import _ASKS_NAME, _ASKS_NUMBER, asks_time
+
+    assert asks_time(question) is time
+    assert bool(_ASKS_NAME.search(question)) is name
+    assert bool(_ASKS_NUMBER.search(question)) is number

@@ -1348,10 +1348,10 @@ def _analyze(text: str, lex: _Compiled) -> _Features:
         i for i, (a, b) in enumerate(zip(tokens, mtoks, strict=False)) if b == "x" and a != "x"
     ) if len(mtoks) == len(tokens) else frozenset()
     numbers = _numbers(tokens, lex.filler, lex.measure_generic, background_at, proper)
-    # a capitalized first word ("Sounds fun!") is no name when it opens a reaction
-    named = bool(proper - lex.reaction) or bool(
-        tokens and tokens[0] not in lex.reaction and proper)
-    reaction = _reaction(tokens, stripped, lex, self_ref or named or bool(numbers))
+    # a capitalized first word that opens a reaction ("Sounds fun!") is no name
+    opener = {tokens[0], _stem(tokens[0])} & lex.reaction if tokens else set()
+    reaction = _reaction(tokens, stripped, lex,
+                         self_ref or bool(proper - opener) or bool(numbers))
     return _Features(
         text=text,
         norm=norm,
@@ -1400,12 +1400,11 @@ _PARENTHETICAL = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
 def _reaction(tokens: list[str], text: str, lex: _Compiled, anchored: bool) -> bool:
     """A reaction to the listener's words: "Wow, that looks great!", "Sounds fun!".
 
-    An exclamation, or a sentence of at most three words, that opens (after
-    filler such as "oh" or "so"; a sentence of at most three words: with its
-    very first word, "Nice workspace!") with a word of the lexicon's
-    ``reaction`` list and is not ``anchored`` (no first person, no name, no
-    number) comments on what the other person said or showed; it states no fact
-    of the speaker's.
+    An exclamation or a sentence of at most three words, not ``anchored`` (no
+    first person, no name, no number), whose first word after filler ("oh",
+    "so") is in the lexicon's ``reaction`` list; a sentence of at most three
+    words may also open with one ("Nice workspace!"). It comments on what the
+    other person said or showed and states no fact of the speaker's.
     """
     if anchored or not tokens or not (text.endswith("!") or len(tokens) <= 3):
         return False

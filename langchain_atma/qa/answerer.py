@@ -377,8 +377,10 @@ def can_answer(question: str, text: str, *, states_fact: bool | None = None) -> 
 
     if not isinstance(question, str) or not isinstance(text, str):
         raise InvalidRecordError("can_answer takes a question and a text")
+    if states_fact is False:
+        return False
     cues = text_cues(text)
-    if not (cues.statement if states_fact is None else states_fact):
+    if states_fact is None and not cues.statement:
         return False
     if _ASKS_NAME.search(question):
         return bool(cues.names - value_roots(question, min_chars=3))
@@ -424,7 +426,12 @@ def asks_time(question: str) -> bool:
         (True, False)
         >>> asks_time("In which year did Ana move?"), asks_time("What happens when Ana moves?")
         (True, False)
+
+    Raises:
+        InvalidQueryError: ``question`` is not a string.
     """
+    if not isinstance(question, str):
+        raise InvalidQueryError(f"question must be a string, got {type(question).__name__}")
     return bool(_ASKS_TIME.search(question))
 
 
@@ -456,9 +463,15 @@ def time_answer(question: str, text: str, time: datetime) -> str | None:
         '2018'
         >>> time_answer("Where does Ana live?", "I live in Denver.", said) is None
         True
+
+    Raises:
+        InvalidQueryError: ``question`` is not a string.
+        InvalidRecordError: ``text`` is not a string or ``time`` not a datetime.
     """
     if not asks_time(question):
         return None
+    if not isinstance(text, str) or not isinstance(time, datetime):
+        raise InvalidRecordError("time_answer takes a record's text and its datetime")
     date = f"{time.day} {time.strftime('%B')} {time.year}"
     year = _YEAR_IN_TEXT.search(text)
     ago = _YEARS_AGO.search(text)

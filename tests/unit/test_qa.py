@@ -807,3 +807,21 @@ def test_question_types_read_the_question_word_only(question: str, time: bool, n
     assert asks_time(question) is time
     assert bool(_ASKS_NAME.search(question)) is name
     assert bool(_ASKS_NUMBER.search(question)) is number
+
+
+def test_time_answer_rejects_bad_input_with_the_librarys_errors() -> None:
+    from datetime import datetime
+
+    from langchain_atma.qa.answerer import asks_time, time_answer
+
+    said = datetime(2023, 5, 7)
+    with pytest.raises(InvalidQueryError):
+        asks_time(None)  # type: ignore[arg-type]
+    with pytest.raises(InvalidQueryError):
+        time_answer(42, "text", said)  # type: ignore[arg-type]
+    with pytest.raises(InvalidRecordError):
+        time_answer("When did Ana go?", None, said)  # type: ignore[arg-type]
+    with pytest.raises(InvalidRecordError):
+        time_answer("When did Ana go?", "Went.", "2023-05-07")  # type: ignore[arg-type]
+    # a question that asks no time needs no valid record: nothing to answer with it
+    assert time_answer("Where does Ana live?", "I live in Denver.", said) is None

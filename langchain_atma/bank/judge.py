@@ -158,7 +158,9 @@ __all__ = [
     "VerdictSource",
     "TextCues",
     "keep_both_verdict",
+    "content_words",
     "names_both",
+    "statement_words",
     "text_cues",
     "validate_verdict",
     "value_roots",
@@ -1514,6 +1516,67 @@ def _text_cues(body: str) -> TextCues:
         names=frozenset(_root(w) for f in own for w in f.proper),
         numbers=any(f.numbers for f in own),
     )
+
+
+def content_words(text: str, max_chars: int = 4000) -> frozenset[str]:
+    """The content words of a text: lower case, stemmed, no stop words or numbers.
+
+    Words of at least three letters, as the offline judge's stemmer leaves them
+    ("running" -> "run", "flyers" -> "flyer"); stop words, filler ("like",
+    "basically") and numbers are left out.
+
+    Example:
+        >>> sorted(content_words("Where did Ana hear about the workshop flyers?"))
+        ['ana', 'flyer', 'hear', 'workshop']
+
+    Raises:
+        InvalidRecordError: ``text`` is not a string.
+        ConfigError: ``max_chars`` is not a positive int.
+    """
+    return _content_words(_bounded_text(text, max_chars))
+
+
+@functools.lru_cache(maxsize=8192)
+def _content_words(body: str) -> frozenset[str]:
+    filler = _default_lexicon().filler
+    return frozenset(_stem(w) for w in _normalize(body).split()
+                     if w.isalpha() and len(w) >= 3 and w not in _STOPWORDS
+                     and w not in filler)
+
+
+def statement_words(text: str, max_chars: int = 4000, *,
+                    first_person: bool = False) -> tuple[frozenset[str], ...]:
+    """The content words of each sentence of a text that states something.
+
+    A sentence counts when it states a fact and is not addressed to the
+    listener: "Oliver hid his bone in my slipper." counts; "Where did you hear
+    about it?", "Wow, that looks great!" and "Congrats on the new job, Sam!" do
+    not. With ``first_person``, only sentences with a first-person word ("I",
+    "my", "we") count: what the speaker says of their own. Words as
+    :func:`content_words` (names included, lower case).
+
+    Example:
+        >>> statement_words("Love it! I play clarinet. How about you?")
+        (frozenset({'play', 'clarinet'}),)
+        >>> statement_words("Oliver is a good boy.", first_person=True)
+        ()
+
+    Raises:
+        InvalidRecordError: ``text`` is not a string.
+        ConfigError: ``max_chars`` is not a positive int.
+    """
+    return _statement_words(_bounded_text(text, max_chars), bool(first_person))
+
+
+@functools.lru_cache(maxsize=8192)
+def _statement_words(body: str, first_person: bool) -> tuple[frozenset[str], ...]:
+    lex = _default_lexicon()
+    out = []
+    for sentence in _sentences(body):
+        f = _analyze(sentence, lex)
+        if f.statement and not _about_listener(f) and (f.self_ref or not first_person):
+            out.append(_content_words(sentence))
+    return tuple(out)
 
 
 _TO_LISTENER = _LISTENER | {"congrats", "congratulations"}

@@ -68,11 +68,12 @@ __all__ = [
     "create_answer_chain",
     "current_clauses",
     "failure_message",
+    "other_speaker_row",
     "state_clauses",
     "time_answer",
 ]
 
-AnswerStatus = Literal["answered", "no_evidence", "failed"]
+AnswerStatus = Literal["answered", "no_evidence", "abstained", "failed"]
 
 DEFAULT_RELEVANCE_MARGIN = 0.10
 """How far below the packet's best seed score a row's match may be and still take part
@@ -102,7 +103,9 @@ class Answer(BaseModel):
         "LLM: every row shown to the model).",
     )
     status: AnswerStatus = Field(
-        default="answered", description="answered | no_evidence | failed."
+        default="answered",
+        description="answered | no_evidence | abstained (the evidence is about someone "
+        "else) | failed."
     )
     error: str | None = Field(default=None, description="Why the answer failed, if it did.")
 
@@ -128,6 +131,96 @@ def _check_inputs(
 
 def _no_evidence(view: QueryView) -> Answer:
     return Answer(answer=NOT_AVAILABLE_ANSWER, view=view, status="no_evidence")
+
+
+_MIN_SHARED_WORDS = 2
+"""Fewest question words another speaker's statement must share (see
+:func:`other_speaker_row`): one shared word is often only the topic ("What dance
+style has Tim been doing lately?" over "We had our first dance at a cozy
+restaurant")."""
+
+
+def _named_speaker(question: str, rows: Sequence[EvidenceRow]) -> str | None:
+    """The one speaker of the rows that the question names, else ``None``."""
+    speakers = {r.record.provenance.speaker for r in rows if r.record.provenance.speaker}
+    if len(speakers) < 2:
+        return None
+    named = [s for s in speakers
+             if re.search(rf"(?<!\w){re.escape(s)}(?!\w)", question, re.IGNORECASE)]
+    return named[0] if len(named) == 1 else None
+
+
+def other_speaker_row(question: str, rows: Sequence[EvidenceRow]) -> EvidenceRow | None:
+    """Another speaker's row that answers a question about one speaker, if any.
+
+    The question must name exactly one of the rows' speakers (``X``). Rows
+    are matched to the question sentence by sentence, by shared content words
+    (stemmed; the speakers' names do not count), and only sentences that state
+    something count (:func:`~langchain_atma.bank.judge.statement_words`: no
+    questions, reactions or sentences addressed to the listener): ``X``'s rows
+    by every such sentence, another speaker's rows only by the sentences in
+    which that speaker says something of their own (a first-person word) and
+    that do not name ``X``. When such a sentence shares more words with the
+    question than any of ``X``'s statements, and at least two (one shared
+    word is often only the topic: "dance", "pet"), the packet holds the fact the
+    question asks about, but as the other speaker's own: "Where did Calvin see
+    the workshop flyer?" over "Dave: I saw the workshop flyer at my local pet
+    store." and Calvin's rows about something else. That row is returned (the
+    earliest in packet order among equals); ``None`` otherwise. Records without
+    a speaker never count.
+
+    Example:
+        >>> from langchain_atma.records import MemoryRecord, Provenance
+        >>> from langchain_atma.retrieval.packets import Bucket, EvidenceRow
+        >>> def row(speaker, text):
+        ...     rec = MemoryRecord(namespace="t", content=text,
+        ...                        provenance=Provenance(speaker=speaker))
+        ...     return EvidenceRow(record=rec, bucket=Bucket.SEED)
+        >>> rows = [row("Calvin", "Workshops sound fun, but I'm swamped."),
+        ...         row("Dave", "Ha! I saw the workshop flyer at my local pet store.")]
+        >>> other_speaker_row("Where did Calvin see the workshop flyer?", rows).id == rows[1].id
+        True
+        >>> other_speaker_row("Where did Dave see the workshop flyer?", rows) is None
+        True
+
+    Raises:
+        InvalidQueryError: ``question`` is not a string.
+    """
+    from langchain_atma.bank.judge import content_words, statement_words
+
+    if not isinstance(question, str):
+        raise InvalidQueryError("question must be a string")
+    subject = _named_speaker(question, rows)
+    if subject is None:
+        return None
+    speakers = {r.record.provenance.speaker or "" for r in rows}
+    asked = content_words(question[:_MAX_QUESTION_CHARS]) - content_words(" ".join(speakers))
+    if not asked:
+        return None
+    subject_words = content_words(subject)
+    best_own = max((len(asked & words) for r in rows
+                    if r.record.provenance.speaker == subject
+                    for words in statement_words(r.record.content)), default=0)
+    best: EvidenceRow | None = None
+    best_n = max(best_own, _MIN_SHARED_WORDS - 1)
+    for r in rows:
+        speaker = r.record.provenance.speaker
+        if not speaker or speaker == subject:
+            continue
+        for words in statement_words(r.record.content, first_person=True):
+            n = len(asked & words)
+            if n > best_n and not words & subject_words:
+                best, best_n = r, n
+    return best
+
+
+def _abstained(question: str, other: EvidenceRow, rows: Sequence[EvidenceRow],
+               view: QueryView) -> Answer:
+    subject = _named_speaker(question, rows) or "this person"
+    speaker = other.record.provenance.speaker or "someone else"
+    return Answer(answer=f"Not mentioned in memory for {subject} (the closest memory is "
+                         f"{speaker}'s own statement).",
+                  view=view, evidence_ids=[other.id], status="abstained")
 
 
 class OfflineAnswerer:
@@ -195,6 +288,13 @@ class OfflineAnswerer:
         time_answers: a question that asks "when" (or for a year, month or
             date) is answered with the time the chosen row gives
             (:func:`time_answer`), not with its text; default True.
+        speaker_check: abstain when the question asks about one speaker and
+            another speaker's own statement in the packet matches it better than
+            anything that speaker said (:func:`other_speaker_row`): "Where did
+            Calvin see the workshop flyer?" over "Dave: I saw the workshop flyer
+            at the pet store." gets "Not mentioned in memory for Calvin (the
+            closest memory is Dave's own statement).", status ``"abstained"``;
+            default True.
 
     Raises:
         ConfigError: for ``max_chars < 1`` or a negative or non-finite
@@ -204,7 +304,8 @@ class OfflineAnswerer:
     def __init__(self, *, use_labels: bool = True, max_chars: int = MAX_ROW_CHARS,
                  state_clauses: bool = True,
                  relevance_margin: float | None = DEFAULT_RELEVANCE_MARGIN,
-                 answer_types: bool = True, time_answers: bool = True) -> None:
+                 answer_types: bool = True, time_answers: bool = True,
+                 speaker_check: bool = True) -> None:
         if max_chars < 1:
             raise ConfigError(f"max_chars must be >= 1, got {max_chars}")
         self.relevance_margin = optional_non_negative(relevance_margin, "relevance_margin")
@@ -213,6 +314,7 @@ class OfflineAnswerer:
         self.state_clauses = state_clauses
         self.answer_types = answer_types
         self.time_answers = time_answers
+        self.speaker_check = speaker_check
 
     def _answering(self, question: str, rows: Sequence[EvidenceRow]) -> list[EvidenceRow]:
         """The rows that can answer ``question`` (see ``answer_types``), else all rows."""
@@ -310,6 +412,10 @@ class OfflineAnswerer:
         row = self.choose(prof.view, items, question=q)
         if row is None:
             return _no_evidence(prof.view)
+        if self.speaker_check:
+            other = other_speaker_row(q, items)
+            if other is not None:
+                return _abstained(q, other, items, prof.view)
         content = row.record.content
         when = time_answer(q, content, row.record.time) if self.time_answers else None
         if when is not None:

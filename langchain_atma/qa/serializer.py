@@ -108,8 +108,13 @@ def serialize_row(
     with_time: bool = True,
     with_labels: bool = True,
     max_chars: int = MAX_ROW_CHARS,
+    with_speaker: bool = False,
 ) -> str:
     """Serialize one row as ``[index] label | date | content``.
+
+    With ``with_speaker``, the content is preceded by the record's speaker (cut
+    to 60 characters) when it has one: ``[1] current memory | 2023-05-07 | Dave:
+    I saw the flyer.``, so a model can tell whose fact a memory states.
 
     Raises:
         InvalidRecordError: when ``row`` is not an :class:`EvidenceRow`.
@@ -122,8 +127,12 @@ def serialize_row(
         fields.append(label.value)
     if with_time:
         fields.append(row.record.time.date().isoformat())
-    content = neutralize_structure(clean_text(row.record.content, max_chars))
-    fields.append(content or "(empty)")
+    content = neutralize_structure(clean_text(row.record.content, max_chars)) or "(empty)"
+    speaker = row.record.provenance.speaker
+    if with_speaker and speaker:
+        who = neutralize_structure(clean_text(speaker, 60)).replace("|", "/")
+        content = f"{who}: {content}" if who else content
+    fields.append(content)
     return f"[{index}] " + " | ".join(fields)
 
 
@@ -133,6 +142,7 @@ def serialize_packet(
     with_time: bool = True,
     with_labels: bool = True,
     max_chars: int = MAX_ROW_CHARS,
+    with_speaker: bool | None = None,
 ) -> str:
     r"""Serialize packet rows, in packet order, one line each (numbered from 1).
 
@@ -141,6 +151,10 @@ def serialize_packet(
         with_time: show each record's date.
         with_labels: show each row's state label (off for baselines/ablations).
         max_chars: most content characters per row.
+        with_speaker: show who said each record (when known); ``None`` (default)
+            shows it when the rows come from more than one speaker, where it
+            tells whose fact each memory is ("Where did Calvin see the flyer?"
+            over "Dave: I saw the flyer at the pet store.").
 
     Returns:
         The lines joined by ``\n``, or :data:`EMPTY_PACKET_TEXT` for no rows.
@@ -156,7 +170,11 @@ def serialize_packet(
         raise InvalidRecordError("rows must be a sequence of EvidenceRow objects")
     if not items:
         return EMPTY_PACKET_TEXT
+    if with_speaker is None:
+        with_speaker = len({r.record.provenance.speaker for r in items
+                            if isinstance(r, EvidenceRow) and r.record.provenance.speaker}) > 1
     return "\n".join(
-        serialize_row(i, row, with_time=with_time, with_labels=with_labels, max_chars=max_chars)
+        serialize_row(i, row, with_time=with_time, with_labels=with_labels,
+                      max_chars=max_chars, with_speaker=with_speaker)
         for i, row in enumerate(items, start=1)
     )

@@ -601,18 +601,24 @@ class OfflineController:
     fact reached only through a link keeps its distance.
 
     Only chains touched by a seed within the first ``window`` pre-rank
-    positions (default: the packet size ``k``) and whose host similarity is
-    within ``margin`` of the best seed's are considered, so a chain that a weak
-    seed merely grazes does not crowd the packet (an unrelated changed fact must
-    not displace the answer to another question). Only statuses, links, scores
-    and pool order are read, never the memory text.
+    positions (default: every seed) whose host similarity is within ``margin``
+    of the best seed's are considered, so a chain that a weak seed merely
+    grazes does not crowd the packet (an unrelated changed fact must not
+    displace the answer to another question). Only statuses, links, scores and
+    pool order are read, never the memory text.
 
     Args:
-        window: seed positions that may nominate a chain (default: ``k``).
-        margin: maximum similarity gap to the best seed (default 0.15; ``None``
+        window: seed positions that may nominate a chain (default ``None``:
+            every seed). Until stop 20 only the first ``k`` seeds did; but the
+            record of the fact asked about is often the 6th to 10th seed behind
+            chatty turns that match the question's words ("Mentoring must be so
+            rewarding!"), and its chain was never picked.
+        margin: maximum similarity gap to the best seed (default 0.25; ``None``
             disables the guard). The best seed is often a chatty turn with no
-            state link ("Thanks! You play any instruments?"); at 0.1 the chain of
-            the fact asked about was often just outside the guard.
+            state link ("Thanks! You play any instruments?"); at 0.1 and 0.15
+            the chain of the fact asked about was often just outside the guard.
+            Both defaults were measured together on the LTP-format files
+            (docs/BENCHMARKS.md).
         hops: keep only chain members within this many state links of a
             nominating seed (default ``None``: the whole chain, nearest first).
         front_margin: seeds within this score gap of the best seed and one link
@@ -627,7 +633,7 @@ class OfflineController:
     name = "offline"
 
     def __init__(
-        self, *, window: int | None = None, margin: float | None = 0.15,
+        self, *, window: int | None = None, margin: float | None = 0.25,
         hops: int | None = None, front_margin: float | None = 0.2,
     ) -> None:
         self.window = None if window is None else validate_k(window, "window")
@@ -647,7 +653,7 @@ class OfflineController:
         picks: list[ControllerPick] = []
         contrast: list[list[str]] = []
         seen: set[str] = set()
-        window = self.window or validate_k(k)
+        window = self.window or len(rows)
         chains = _chains(rows, window, self.margin) if view is not QueryView.NEUTRAL else []
         strong = _strong_seeds(rows, self.front_margin) if chains else set()
         for full_chain, anchors in chains:

@@ -237,13 +237,16 @@ def test_offline_neutral_keeps_prerank():
 
 def test_offline_ignores_chains_only_grazed_by_weak_seeds():
     rows = location_pool()
-    # move the location seed to position 3 (outside k=2)
+    # move the location seed to position 3 (outside a window of 2 seeds)
     reordered = [rows[1], rows[2], row(rec("z"), prerank=2), rows[0], rows[3]]
     for i, r in enumerate(reordered):
         r.prerank = i
-    assert OfflineController().select(P("current"), reordered, k=2).selected == []
+    assert OfflineController(window=2).select(P("current"), reordered, k=2).selected == []
+    assert [p.candidate_id for p in OfflineController(window=5).select(
+        P("current"), reordered, k=2).selected] == ["new"]
+    # by default every seed may nominate its chain, whatever the packet size
     assert [p.candidate_id for p in
-            OfflineController().select(P("current"), reordered, k=5).selected] == ["new"]
+            OfflineController().select(P("current"), reordered, k=2).selected] == ["new"]
 
 
 def test_offline_coexisting_partners_are_current():
@@ -442,7 +445,7 @@ def test_offline_controller_ignores_chains_of_weak_seeds():
     top = EvidenceRow(record=rec("top"), bucket=Bucket.SEED, score=0.80, prerank=0)
     weak_old = EvidenceRow(
         record=rec("old", RecordStatus.SUPERSEDED, [(LinkType.SUPERSEDED_BY, "new")]),
-        bucket=Bucket.SEED, score=0.55, prerank=1)
+        bucket=Bucket.SEED, score=0.50, prerank=1)
     weak_new = EvidenceRow(record=rec("new", links=[(LinkType.SUPERSEDES, "old")]),
                            bucket=Bucket.RELATION, relation="superseded_by", via="old",
                            prerank=2)
@@ -452,12 +455,12 @@ def test_offline_controller_ignores_chains_of_weak_seeds():
     assert guarded.selected == []  # a grazing seed does not push its chain forward
     unguarded = OfflineController(margin=None).select(profile, rows, k=5)
     assert [p.candidate_id for p in unguarded.selected] == ["new"]
-    # a chain whose seed is 0.12 below a chatty best seed is within the default guard
-    near_old = weak_old.model_copy(update={"score": 0.68})
+    # a chain whose seed is 0.22 below a chatty best seed is within the default guard
+    near_old = weak_old.model_copy(update={"score": 0.58})
     near = OfflineController().select(profile, [top, near_old, weak_new], k=5)
     assert [p.candidate_id for p in near.selected] == ["new"]
-    assert OfflineController(margin=0.1).select(profile, [top, near_old, weak_new],
-                                                k=5).selected == []
+    assert OfflineController(margin=0.15).select(profile, [top, near_old, weak_new],
+                                                 k=5).selected == []
     for bad in (-0.1, float("nan"), "0.15", True):
         with pytest.raises(ConfigError):
             OfflineController(margin=bad)
@@ -529,8 +532,9 @@ def test_offline_orders_one_facts_strong_seeds_by_state_not_by_score():
     assert [p.candidate_id for p in cur.selected][0] == "new"
     hist = OfflineController().select(P("historical"), rows, k=5)
     assert [p.candidate_id for p in hist.selected][0] == "old"
-    # without the tier: distance only, so the best-matching seeds come first
-    plain = OfflineController(front_margin=None).select(P("current"), rows, k=5)
+    # without the tier: distance only, so the best-matching seeds come first (with a
+    # guard that leaves the weaker new value out of the nominating seeds)
+    plain = OfflineController(front_margin=None, margin=0.15).select(P("current"), rows, k=5)
     assert [p.candidate_id for p in plain.selected][0] == "change"
 
 
@@ -550,3 +554,26 @@ def test_front_tier_needs_a_strong_seed_and_keeps_linked_facts_back():
     for bad in (-0.1, float("nan"), "0.2", True):
         with pytest.raises(ConfigError):
             OfflineController(front_margin=bad)
+
+
+def test_offline_controller_reaches_a_fact_behind_chatty_seeds():
+    """The asked fact's records are the 7th and 8th seeds, behind chatty turns."""
+    chat = [EvidenceRow(record=rec(f"c{i}", f"Mentoring must be so rewarding {i}!"),
+                        bucket=Bucket.SEED, prerank=i, score=0.70 - 0.02 * i)
+            for i in range(6)]
+    old = rec("old", "My mentor Mira gave me great advice.", "superseded",
+              [("superseded_by", "new")], t="2023-01-01")
+    new = rec("new", "I no longer meet with Mira; Naomi mentors me now.", "active",
+              [("supersedes", "old")], t="2023-05-01")
+    rows = [*chat, EvidenceRow(record=old, bucket=Bucket.SEED, prerank=6, score=0.47),
+            EvidenceRow(record=new, bucket=Bucket.SEED, prerank=7, score=0.45)]
+    hist = OfflineController().select(P("historical"), rows, k=5)
+    assert [p.candidate_id for p in hist.selected] == ["old"]
+    cur = OfflineController().select(P("current"), rows, k=5)
+    assert [p.candidate_id for p in cur.selected] == ["new"]
+    # the earlier defaults (first k seeds, 0.15 guard) never reached it
+    assert OfflineController(window=5, margin=0.15).select(
+        P("historical"), rows, k=5).selected == []
+    # a chain far below the best seed still does not nominate
+    far = [*chat, EvidenceRow(record=old, bucket=Bucket.SEED, prerank=6, score=0.40)]
+    assert OfflineController().select(P("historical"), far, k=5).selected == []

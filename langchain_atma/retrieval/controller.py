@@ -567,6 +567,35 @@ def _transition_picks(chain: list[EvidenceRow]) -> list[ControllerPick]:
     return out
 
 
+def _recency_pick(rows: Sequence[EvidenceRow], view: QueryView,
+                  margin: float | None) -> ControllerPick | None:
+    """The latest (current view) or earliest (historical view) of the best matches.
+
+    Seeds that state a fact (``states_fact`` not False), said by the speaker of
+    the best such seed, whose host score is within ``margin`` of the best seed's;
+    at least two of them, else ``None`` (as for ``margin=None``).
+    """
+    if margin is None:
+        return None
+    scored = [r for r in rows if r.bucket is Bucket.SEED and r.score is not None]
+    facts = [r for r in scored if r.record.states_fact is not False]
+    if not facts:
+        return None
+    floor = max(r.score for r in scored if r.score is not None) - margin
+    speaker = facts[0].record.provenance.speaker
+    near = [r for r in facts if r.score is not None and r.score >= floor
+            and r.record.provenance.speaker == speaker]
+    if len(near) < 2:
+        return None
+    if view is QueryView.CURRENT:
+        row = max(near, key=lambda r: r.record.sort_key)
+        return _pick(row, "current", "latest of the equally close matches").model_copy(
+            update={"rank": 1})
+    row = min(near, key=lambda r: r.record.sort_key)
+    return _pick(row, "historical", "earliest of the equally close matches").model_copy(
+        update={"rank": 1})
+
+
 class OfflineController:
     """Deterministic controller: foreground the state that fits the view.
 
@@ -583,7 +612,14 @@ class OfflineController:
     * **transition**: each transition record followed by its endpoints; when the
       chain has no transition record, the superseded predecessor and its
       successor;
-    * **neutral**: nothing, the pre-rank stands.
+    * **neutral**: nothing, the pre-rank stands;
+    * **no state chain gave a pick** (a current or historical question): among
+      the seeds that state a fact, of the speaker of the best one, and within
+      ``recency_margin`` of the best seed's score, the latest (current) or the
+      earliest (historical) is picked, when there are at least two. The bank
+      links an update only when its judge saw the pair; when it did not, two
+      statements of one fact come back as equally close matches, and time
+      order is the safer guess for a question about now or about the past.
 
     Inside a chain, current and historical picks are ordered by their state-link
     distance from the seeds that nominated the chain (stepping onto a transition
@@ -619,6 +655,8 @@ class OfflineController:
             the chain of the fact asked about was often just outside the guard.
             Both defaults were measured together on the LTP-format files
             (docs/BENCHMARKS.md).
+        recency_margin: seeds within this score gap of the best seed compete in
+            the time-order fallback (default 0.06; ``None`` turns it off).
         hops: keep only chain members within this many state links of a
             nominating seed (default ``None``: the whole chain, nearest first).
         front_margin: seeds within this score gap of the best seed and one link
@@ -635,10 +673,12 @@ class OfflineController:
     def __init__(
         self, *, window: int | None = None, margin: float | None = 0.25,
         hops: int | None = None, front_margin: float | None = 0.2,
+        recency_margin: float | None = 0.06,
     ) -> None:
         self.window = None if window is None else validate_k(window, "window")
         self.margin = optional_non_negative(margin, "margin")
         self.front_margin = optional_non_negative(front_margin, "front_margin")
+        self.recency_margin = optional_non_negative(recency_margin, "recency_margin")
         if hops is not None and (isinstance(hops, bool) or not isinstance(hops, int)
                                  or hops < 0):
             raise ConfigError(f"hops must be an int >= 0 or None, got {hops!r}")
@@ -678,6 +718,11 @@ class OfflineController:
                 if len(picks) < limit and pick.candidate_id not in seen:
                     seen.add(pick.candidate_id)
                     picks.append(pick.model_copy(update={"rank": len(picks) + 1}))
+        confidence = 1.0 if picks else 0.0
+        if not picks and view in (QueryView.CURRENT, QueryView.HISTORICAL):
+            recent = _recency_pick(rows, view, self.recency_margin)
+            if recent is not None:
+                picks, confidence = [recent], 0.5
         hints = PackingHints(
             transition_evidence=[r.id for r in rows if _is_transition(r)],
             contrast_pairs=contrast,
@@ -685,7 +730,7 @@ class OfflineController:
         )
         return ControllerOutput(
             query_mode=view,
-            confidence=1.0 if picks else 0.0,
+            confidence=confidence,
             fallback_recommended=not picks,
             selected=picks,
             packing_hints=hints,

@@ -572,8 +572,48 @@ def test_offline_controller_reaches_a_fact_behind_chatty_seeds():
     cur = OfflineController().select(P("current"), rows, k=5)
     assert [p.candidate_id for p in cur.selected] == ["new"]
     # the earlier defaults (first k seeds, 0.15 guard) never reached it
-    assert OfflineController(window=5, margin=0.15).select(
+    assert OfflineController(window=5, margin=0.15, recency_margin=None).select(
         P("historical"), rows, k=5).selected == []
     # a chain far below the best seed still does not nominate
     far = [*chat, EvidenceRow(record=old, bucket=Bucket.SEED, prerank=6, score=0.40)]
-    assert OfflineController().select(P("historical"), far, k=5).selected == []
+    assert OfflineController(recency_margin=None).select(
+        P("historical"), far, k=5).selected == []
+
+
+def _unlinked_statements():
+    """Two statements of one fact the bank never linked, and chatter."""
+    from langchain_atma.records import Provenance
+
+    def said(rid, text, t, score, prerank, speaker="Ana", fact=True):
+        r = MemoryRecord(id=rid, namespace=NS, content=text, time=t, states_fact=fact,
+                         provenance=Provenance(speaker=speaker))
+        return EvidenceRow(record=r, bucket=Bucket.SEED, prerank=prerank, score=score)
+
+    return [said("q", "What do you do for work these days?", "2023-09-01", 0.62, 0, fact=False),
+            said("old", "Being a nurse is exhausting.", "2023-01-01", 0.58, 1),
+            said("new", "First week as a teacher done!", "2023-06-01", 0.57, 2),
+            said("other", "I teach piano on Sundays.", "2023-08-01", 0.57, 3, speaker="Bo"),
+            said("far", "Lovely weather today.", "2023-07-01", 0.40, 4)]
+
+
+def test_offline_controller_falls_back_to_time_order_without_a_chain():
+    rows = _unlinked_statements()
+    cur = OfflineController().select(P("current"), rows, k=5)
+    assert [p.candidate_id for p in cur.selected] == ["new"] and cur.confidence == 0.5
+    assert not cur.fallback_recommended
+    hist = OfflineController().select(P("historical"), rows, k=5)
+    assert [p.candidate_id for p in hist.selected] == ["old"]
+    # a question that states no fact, another speaker's turn and a far match never
+    # compete; a neutral question keeps the pre-rank
+    assert OfflineController().select(P("neutral"), rows, k=5).selected == []
+    # one close match is no choice; off when asked
+    assert OfflineController(recency_margin=0.01).select(P("current"), rows,
+                                                         k=5).selected == []
+    assert OfflineController(recency_margin=None).select(P("current"), rows,
+                                                         k=5).selected == []
+    with pytest.raises(ConfigError):
+        OfflineController(recency_margin=-1.0)
+    # a state chain, when there is one, decides
+    ordered, status = apply_controller(rows, OfflineController().select(
+        P("current"), rows, k=5), k=5, mode="online")
+    assert status == "applied" and ordered[0].id == "new"

@@ -1538,10 +1538,19 @@ def content_words(text: str, max_chars: int = 4000) -> frozenset[str]:
 
 @functools.lru_cache(maxsize=8192)
 def _content_words(body: str) -> frozenset[str]:
+    return _long_words(_normalize(body).split())
+
+
+def _long_words(tokens: Sequence[str]) -> frozenset[str]:
+    """Stems of the alphabetic tokens of at least three letters, no stop words or filler.
+
+    Unlike ``_Features.content`` (which the judge compares), names the text only
+    addresses stay in: :func:`statement_words` callers check them.
+    """
     filler = _default_lexicon().filler
-    return frozenset(_stem(w) for w in _normalize(body).split()
-                     if w.isalpha() and len(w) >= 3 and w not in _STOPWORDS
-                     and w not in filler)
+    return frozenset(_stem(t) for t in tokens
+                     if t.isalpha() and len(t) >= 3 and t not in _STOPWORDS
+                     and t not in filler)
 
 
 def statement_words(text: str, max_chars: int = 4000, *,
@@ -1575,7 +1584,7 @@ def _statement_words(body: str, first_person: bool) -> tuple[frozenset[str], ...
     for sentence in _sentences(body):
         f = _analyze(sentence, lex)
         if f.statement and not _about_listener(f) and (f.self_ref or not first_person):
-            out.append(_content_words(sentence))
+            out.append(_long_words(f.tokens))
     return tuple(out)
 
 

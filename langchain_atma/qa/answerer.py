@@ -140,11 +140,8 @@ style has Tim been doing lately?" over "We had our first dance at a cozy
 restaurant")."""
 
 
-def _named_speaker(question: str, rows: Sequence[EvidenceRow]) -> str | None:
-    """The one speaker of the rows that the question names, else ``None``."""
-    speakers = {r.record.provenance.speaker for r in rows if r.record.provenance.speaker}
-    if len(speakers) < 2:
-        return None
+def _named_speaker(question: str, speakers: set[str]) -> str | None:
+    """The one of ``speakers`` that the question names, else ``None``."""
     named = [s for s in speakers
              if re.search(rf"(?<!\w){re.escape(s)}(?!\w)", question, re.IGNORECASE)]
     return named[0] if len(named) == 1 else None
@@ -185,15 +182,26 @@ def other_speaker_row(question: str, rows: Sequence[EvidenceRow]) -> EvidenceRow
 
     Raises:
         InvalidQueryError: ``question`` is not a string.
+        InvalidRecordError: ``rows`` is not a sequence of EvidenceRow objects.
     """
-    from langchain_atma.bank.judge import content_words, statement_words
-
     if not isinstance(question, str):
         raise InvalidQueryError("question must be a string")
-    subject = _named_speaker(question, rows)
+    if isinstance(rows, (str, bytes)) or not isinstance(rows, Sequence) \
+            or not all(isinstance(r, EvidenceRow) for r in rows):
+        raise InvalidRecordError("rows must be a sequence of EvidenceRow objects")
+    found = _other_speaker(question, rows)
+    return found[1] if found is not None else None
+
+
+def _other_speaker(question: str, rows: Sequence[EvidenceRow]
+                   ) -> tuple[str, EvidenceRow] | None:
+    """``(asked speaker, other speaker's row)`` for :func:`other_speaker_row`."""
+    from langchain_atma.bank.judge import content_words, statement_words
+
+    speakers = {r.record.provenance.speaker for r in rows if r.record.provenance.speaker}
+    subject = _named_speaker(question, speakers) if len(speakers) > 1 else None
     if subject is None:
         return None
-    speakers = {r.record.provenance.speaker or "" for r in rows}
     asked = content_words(question[:_MAX_QUESTION_CHARS]) - content_words(" ".join(speakers))
     if not asked:
         return None
@@ -211,15 +219,12 @@ def other_speaker_row(question: str, rows: Sequence[EvidenceRow]) -> EvidenceRow
             n = len(asked & words)
             if n > best_n and not words & subject_words:
                 best, best_n = r, n
-    return best
+    return (subject, best) if best is not None else None
 
 
-def _abstained(question: str, other: EvidenceRow, rows: Sequence[EvidenceRow],
-               view: QueryView) -> Answer:
-    subject = _named_speaker(question, rows) or "this person"
-    speaker = other.record.provenance.speaker or "someone else"
+def _abstained(subject: str, other: EvidenceRow, view: QueryView) -> Answer:
     return Answer(answer=f"Not mentioned in memory for {subject} (the closest memory is "
-                         f"{speaker}'s own statement).",
+                         f"{other.record.provenance.speaker}'s own statement).",
                   view=view, evidence_ids=[other.id], status="abstained")
 
 
@@ -409,13 +414,13 @@ class OfflineAnswerer:
             InvalidRecordError: when rows are not EvidenceRow objects.
         """
         q, prof, items = _check_inputs(question, profile, rows)
+        if self.speaker_check and items:
+            other = _other_speaker(q, items)
+            if other is not None:
+                return _abstained(*other, prof.view)
         row = self.choose(prof.view, items, question=q)
         if row is None:
             return _no_evidence(prof.view)
-        if self.speaker_check:
-            other = other_speaker_row(q, items)
-            if other is not None:
-                return _abstained(q, other, items, prof.view)
         content = row.record.content
         when = time_answer(q, content, row.record.time) if self.time_answers else None
         if when is not None:

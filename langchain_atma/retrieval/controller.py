@@ -575,25 +575,23 @@ def _recency_pick(rows: Sequence[EvidenceRow], view: QueryView,
     the best such seed, whose host score is within ``margin`` of the best seed's;
     at least two of them, else ``None`` (as for ``margin=None``).
     """
-    if margin is None:
+    floor = _score_floor(rows, margin)
+    if floor is None:
         return None
-    scored = [r for r in rows if r.bucket is Bucket.SEED and r.score is not None]
-    facts = [r for r in scored if r.record.states_fact is not False]
-    if not facts:
-        return None
-    floor = max(r.score for r in scored if r.score is not None) - margin
-    speaker = facts[0].record.provenance.speaker
+    facts = [r for r in rows if r.bucket is Bucket.SEED and r.score is not None
+             and r.record.states_fact is not False]
+    speaker = facts[0].record.provenance.speaker if facts else None
     near = [r for r in facts if r.score is not None and r.score >= floor
             and r.record.provenance.speaker == speaker]
     if len(near) < 2:
         return None
     if view is QueryView.CURRENT:
-        row = max(near, key=lambda r: r.record.sort_key)
-        return _pick(row, "current", "latest of the equally close matches").model_copy(
-            update={"rank": 1})
-    row = min(near, key=lambda r: r.record.sort_key)
-    return _pick(row, "historical", "earliest of the equally close matches").model_copy(
-        update={"rank": 1})
+        pick = _pick(max(near, key=lambda r: r.record.sort_key), "current",
+                     "latest of the equally close matches")
+    else:
+        pick = _pick(min(near, key=lambda r: r.record.sort_key), "historical",
+                     "earliest of the equally close matches")
+    return pick.model_copy(update={"rank": 1})
 
 
 class OfflineController:

@@ -881,6 +881,9 @@ def test_other_speaker_row_finds_another_speakers_own_fact() -> None:
     assert other_speaker_row(q, [dave]) is None
     with pytest.raises(InvalidQueryError):
         other_speaker_row(None, [calvin, dave])  # type: ignore[arg-type]
+    for bad in ("rows", [calvin, "Dave: I saw it."], None):
+        with pytest.raises(InvalidRecordError):
+            other_speaker_row(q, bad)  # type: ignore[arg-type]
 
 
 def test_offline_answerer_abstains_on_another_speakers_fact() -> None:

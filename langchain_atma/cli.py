@@ -121,6 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--k", type=int, default=5)
     b.add_argument("--methods", help="comma-separated methods (default: all)")
     b.add_argument("--plot", help="also write a PNG plot here")
+    b.add_argument("--details", help="also write one JSON line per unit and per probe here "
+                   "(bank step, answer, failure level, packet rows)")
     b = bsub.add_parser("locomo", help="LoCoMo QA for host and atma")
     b.add_argument("path")
     b.add_argument("--out", required=True)

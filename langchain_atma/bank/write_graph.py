@@ -148,8 +148,10 @@ __all__ = [
     "GateLike",
     "IngestReport",
     "LIVE_STATUSES",
+    "LinkStep",
     "MAX_SIDE_LINKS",
     "MemoryEvent",
+    "WriteAudit",
     "WriteNodes",
     "WriteState",
     "aingest_events",
@@ -837,14 +839,112 @@ class IngestReport(BaseModel):
         description="Per event, the id of its record (None for duplicates).")
 
 
+LinkStep = Literal["not_candidate", "not_flagged", "not_judged", "judged_otherwise",
+                   "not_applied", "linked"]
+"""How far one expected state link got in a write (:meth:`WriteAudit.step`)."""
+
+
+class WriteAudit(BaseModel):
+    """What the bank level of ONE write saw and decided, by record id.
+
+    Collected by :func:`ingest_events` / :func:`aingest_events` when they are given
+    an ``audit`` list (one entry per event, in order). It is the attribution
+    record of the write path: for an earlier record that should have been linked
+    to this one, it tells at which step the link was lost (not in the candidate
+    pool P_j, not flagged by the gate, judged otherwise, or dropped at commit).
+    The LTP benchmark reads it for its bank-step breakdown.
+
+    Example:
+        >>> from langchain_atma.bank import StateBank
+        >>> from langchain_atma.bank.write_graph import ingest_events
+        >>> bank = StateBank.in_memory()                              # doctest: +SKIP
+        >>> audit = []
+        >>> _ = ingest_events(bank, [{"text": "I live in Boston.", "timestamp": 1},
+        ...                          {"text": "I moved to Denver.", "timestamp": 2}],
+        ...                   namespace="ann", audit=audit)           # doctest: +SKIP
+        >>> audit[1].applied                                          # doctest: +SKIP
+        {'...': 'supersede'}
+    """
+
+    event_id: str | None = Field(default=None, description="Source event id of the write.")
+    record_id: str | None = Field(
+        default=None, description="Id of the record (None for a duplicate that was not stored; "
+        "the existing record for an event already in the bank).")
+    idempotent: bool = Field(default=False,
+                             description="The event was already in the bank: nothing ran.")
+    duplicate_of: str | None = Field(default=None,
+                                     description="Set when the write was judged a duplicate.")
+    candidates: list[str] = Field(default_factory=list,
+                                  description="The candidate pool P_j (record ids).")
+    flagged: list[str] = Field(default_factory=list,
+                               description="Candidates the gate routed to the judge.")
+    verdicts: dict[str, str] = Field(
+        default_factory=dict,
+        description="Per judged candidate: '<action>/<conflict_type>' (keep_both included).")
+    applied: dict[str, str] = Field(
+        default_factory=dict, description="Per committed decision: target id -> action.")
+
+    def step(self, source_id: str, actions: Iterable[str]) -> LinkStep:
+        """How far the link from an earlier record ``source_id`` to this write got.
+
+        Args:
+            source_id: id of the earlier record that should have been linked.
+            actions: the fusion actions that would have been right (e.g.
+                ``{"supersede", "transition"}``).
+
+        Returns:
+            ``"not_candidate"`` (not in P_j), ``"not_flagged"`` (the gate passed
+            it over), ``"not_judged"`` (flagged, no verdict: the no-judge
+            ablation), ``"judged_otherwise"`` (the verdict's action is not one of
+            ``actions``), ``"not_applied"`` (a right verdict the commit dropped,
+            e.g. for a better one of the same slot) or ``"linked"``.
+        """
+        want = {str(a) for a in actions}
+        if source_id not in self.candidates:
+            return "not_candidate"
+        if source_id not in self.flagged:
+            return "not_flagged"
+        verdict = self.verdicts.get(source_id)
+        if verdict is None:
+            return "not_judged"
+        if verdict.split("/", 1)[0] not in want:
+            return "judged_otherwise"
+        if self.applied.get(source_id) not in want:
+            return "not_applied"
+        return "linked"
+
+
+def _audit_of(state: WriteState) -> WriteAudit:
+    """The :class:`WriteAudit` of one finished write state."""
+    res = state.get("result")
+    rec = state.get("record")
+    verdicts: dict[str, str] = {}
+    for o in state.get("verdicts") or []:
+        v = o["verdict"]
+        verdicts[str(o["target_id"])] = f"{v.action}/{v.conflict_type}"
+    return WriteAudit(
+        event_id=rec.provenance.source_event_id if rec is not None else None,
+        record_id=res.record.id if res is not None and res.record is not None else None,
+        idempotent=bool(res is not None and res.idempotent),
+        duplicate_of=res.duplicate_of if res is not None else None,
+        candidates=[c.id for c in state.get("candidates") or []],
+        flagged=list(state.get("flagged") or []),
+        verdicts=verdicts,
+        applied={d.target_id: d.action.value for d in state.get("decisions") or []},
+    )
+
+
 class _Accumulator:
     def __init__(self, n: int) -> None:
         self.rep = IngestReport(events=n)
         self.sec = {"encode": 0.0, "propose": 0.0, "judge": 0.0, "commit": 0.0}
 
-    def add(self, state: WriteState, trace: list[dict[str, Any]] | None = None) -> None:
+    def add(self, state: WriteState, trace: list[dict[str, Any]] | None = None,
+            audit: list[WriteAudit] | None = None) -> None:
         if trace is not None:
             trace.extend(state.get("trace", []))
+        if audit is not None:
+            audit.append(_audit_of(state))
         m = state.get("metrics") or {}
         res = state.get("result")
         rep = self.rep
@@ -926,6 +1026,7 @@ def ingest_events(
     candidate_k: int = DEFAULT_CANDIDATE_K,
     trace: list[dict[str, Any]] | None = None,
     also_flag_similarity: float | None = None,
+    audit: list[WriteAudit] | None = None,
 ) -> IngestReport:
     """Write events in order through the write path (batch-encoded up front).
 
@@ -950,6 +1051,8 @@ def ingest_events(
         trace: if given, every node's trace entry is appended to it.
         also_flag_similarity: also judge pairs at least this similar (see
             :class:`WriteNodes`; off by default).
+        audit: if given, one :class:`WriteAudit` per event is appended to it
+            (candidates, flags, verdicts and applied decisions by record id).
 
     Returns:
         An :class:`IngestReport`.
@@ -978,7 +1081,7 @@ def ingest_events(
                 _merge(state, nodes.judge(state))
             if route != "__end__":
                 _merge(state, nodes.commit(state))
-        acc.add(state, trace)
+        acc.add(state, trace, audit)
     return acc.finish(t_start)
 
 
@@ -995,6 +1098,7 @@ async def aingest_events(
     candidate_k: int = DEFAULT_CANDIDATE_K,
     trace: list[dict[str, Any]] | None = None,
     also_flag_similarity: float | None = None,
+    audit: list[WriteAudit] | None = None,
 ) -> IngestReport:
     """Async :func:`ingest_events` (events stay strictly in order; the judge is awaited)."""
     import asyncio
@@ -1016,5 +1120,5 @@ async def aingest_events(
             _merge(state, await nodes.ajudge(state))
         if route != "__end__":
             _merge(state, await nodes.acommit(state))
-        acc.add(state, trace)
+        acc.add(state, trace, audit)
     return acc.finish(t_start)

@@ -54,6 +54,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from langchain_atma.bank import StateBank
+from langchain_atma.bank.write_graph import LinkStep, WriteAudit
 from langchain_atma.benchmarks.ltp_format import (
     LtpFile,
     LtpProfile,
@@ -72,13 +73,16 @@ from langchain_atma.retrieval.packets import Bucket, EvidenceLabel, EvidenceRow
 from langchain_atma.retrieval.profiler import profile_query
 
 __all__ = [
+    "BANK_STEPS",
     "METHODS",
     "TYPED_METRICS",
     "MemoEmbeddings",
     "main",
+    "markdown_bank_steps",
     "markdown_table",
     "markdown_type_table",
     "run_ltp_bench",
+    "unit_bank_step",
 ]
 
 METHODS: tuple[str, ...] = (
@@ -150,8 +154,13 @@ class MemoEmbeddings(Embeddings):
 # ----------------------------------------------------------------------------- phases
 
 
-def _replay(profile: LtpProfile, embeddings: Embeddings, variant: str) -> tuple[StateBank, Any]:
-    """Phase 1: write the profile's stream into a fresh bank (no gold visible)."""
+def _replay(profile: LtpProfile, embeddings: Embeddings, variant: str,
+            audit: list[WriteAudit] | None = None) -> tuple[StateBank, Any]:
+    """Phase 1: write the profile's stream into a fresh bank (no gold visible).
+
+    ``audit`` collects one :class:`WriteAudit` per event (what each write saw and
+    decided, by record id); the scoring phase reads it for the bank-step breakdown.
+    """
     from langchain_atma.bank.write_graph import ingest_events
 
     bank = StateBank.in_memory(embeddings=embeddings)
@@ -160,7 +169,8 @@ def _replay(profile: LtpProfile, embeddings: Embeddings, variant: str) -> tuple[
          "text": ev.text}
         for ev in replay_stream(profile)
     ]
-    report = ingest_events(bank, events, namespace=_ns(profile), **_INGEST_OPTS[variant])
+    report = ingest_events(bank, events, namespace=_ns(profile), audit=audit,
+                           **_INGEST_OPTS[variant])
     return bank, report
 
 
@@ -201,6 +211,59 @@ _SUPERSESSION = {LinkType.SUPERSEDES, LinkType.SUPERSEDED_BY, LinkType.EVOLVES_F
                  LinkType.EVOLVES_TO}
 _COEXIST = {LinkType.COEXISTS, LinkType.SCOPED_EXCEPTION}
 
+BANK_STEPS: tuple[str, ...] = ("not_stored", "not_candidate", "not_flagged", "not_judged",
+                               "judged_otherwise", "not_applied", "overridden")
+"""Where a unit with a wrong bank role was lost on the write path (:func:`unit_bank_step`).
+
+``not_stored`` (a cue record is missing: stored as a duplicate), ``not_candidate``
+(the earlier record was not in the new record's candidate pool P_j),
+``not_flagged`` (in P_j, the gate passed it over), ``not_judged`` (flagged but
+not audited: the no-judge ablation), ``judged_otherwise`` (the judge chose
+another action), ``not_applied`` (a right verdict the commit dropped) and
+``overridden`` (linked as it should be, but a later write changed a status).
+"""
+
+_STEP_RANK: dict[str, int] = {"not_stored": 0, "not_candidate": 1, "not_flagged": 2,
+                              "not_judged": 3, "judged_otherwise": 3, "not_applied": 4,
+                              "linked": 5}
+_CHANGE_ACTIONS = frozenset({"supersede", "transition"})
+_COEXIST_ACTIONS = frozenset({"coexist", "scoped_exception"})
+
+
+def _pair_step(src: MemoryRecord | None, dst: MemoryRecord | None, actions: frozenset[str],
+               audits: dict[str, WriteAudit]) -> LinkStep | str:
+    if src is None or dst is None or dst.id not in audits:
+        return "not_stored"
+    return audits[dst.id].step(src.id, actions)
+
+
+def unit_bank_step(update_type: str, old: MemoryRecord | None, new: MemoryRecord | None,
+                   transition: MemoryRecord | None, audits: dict[str, WriteAudit]) -> str:
+    """The write-path step at which a unit with a wrong bank role was lost.
+
+    Scoring phase only (it reads the gold unit). The expected links are old -> new
+    (scope: a coexistence; the other types: a supersession), or, for a unit with a
+    transition record, old -> transition -> new; the path that got further counts,
+    a chain by its weakest link. Each link is looked up in the :class:`WriteAudit`
+    of its later record's write.
+
+    Returns:
+        One of :data:`BANK_STEPS`.
+    """
+    if update_type == "scope":
+        actions, paths = _COEXIST_ACTIONS, [[(old, new)]]
+    else:
+        actions, paths = _CHANGE_ACTIONS, [[(old, new)]]
+        if transition is not None:
+            paths.append([(old, transition), (transition, new)])
+    best = "not_stored"
+    for path in paths:
+        weakest = min((_pair_step(s, d, actions, audits) for s, d in path),
+                      key=_STEP_RANK.__getitem__)
+        if _STEP_RANK[weakest] > _STEP_RANK[best]:
+            best = weakest
+    return "overridden" if best == "linked" else best
+
 
 def _role_ok(update_type: str, old: MemoryRecord, new: MemoryRecord,
              transition: MemoryRecord | None) -> bool:
@@ -228,8 +291,15 @@ def _score_profile(
     banks: dict[str, StateBank],
     answers: dict[str, dict[str, dict[str, Any]]],
     methods: Sequence[str],
+    audits: dict[str, dict[str, WriteAudit]] | None = None,
+    details: list[dict[str, Any]] | None = None,
 ) -> dict[str, dict[str, list[float]]]:
-    """Phase 3: read gold and score. Returns method -> metric -> list of values."""
+    """Phase 3: read gold and score. Returns method -> metric -> list of values.
+
+    ``audits`` (bank variant -> record id -> :class:`WriteAudit`) adds the bank-step
+    count of every unit with a wrong role (``_step_<step>``); ``details`` collects
+    one dict per unit and per probe (:func:`run_ltp_bench`'s ``details``).
+    """
     ns = _ns(profile)
     kinds = {ev.event_id: ev.kind.value for ev in profile.events}
     units = {u.unit_id: u for u in profile.units}
@@ -251,6 +321,19 @@ def _score_profile(
                   and _role_ok(u.update_type.value, old, new, tr))
             role_ok[u.unit_id] = ok
             _put(out[m], "bank_role", u.update_type, float(ok))
+            step = None
+            if not ok and m != "host" and audits is not None:
+                step = unit_bank_step(u.update_type.value, old, new, tr,
+                                      audits[_BANK_OF[m]])
+                out[m][f"_step_{step}"].append(1.0)
+            if details is not None:
+                details.append({
+                    "record": "unit", "method": m, "profile": profile.profile_id,
+                    "unit_id": u.unit_id, "update_type": u.update_type.value,
+                    "role_ok": ok, "bank_step": step,
+                    "status": {"old": _status(old), "new": _status(new),
+                               "transition": _status(tr) if u.transition_event_id else None},
+                })
         for probe in profile.probes:
             unit = units[probe.unit_id]
             res = answers[m][probe.probe_id]
@@ -290,7 +373,34 @@ def _score_profile(
                     expected_label=want.value if m != "host" else None,
                 )
             out[m][f"fail_{level}"].append(1.0)
+            if details is not None:
+                pool_ids = [r.record.id for r in res["pool"]]
+                details.append({
+                    "record": "probe", "method": m, "profile": profile.profile_id,
+                    "probe_id": probe.probe_id, "unit_id": unit.unit_id,
+                    "update_type": unit.update_type.value, "view": probe.view.value,
+                    "question": probe.question, "target": probe.target,
+                    "alternate": probe.alternate, "answer": res["answer"],
+                    "correct": correct, "level": level,
+                    "target_rank_pool": _rank(target, pool_ids),
+                    "target_rank_packet": _rank(target, ids),
+                    "packet": [
+                        {"event_id": r.record.provenance.source_event_id,
+                         "unit_row": r.record.provenance.source_event_id in unit_events,
+                         "label": lbl.value if lbl else None,
+                         "status": r.record.status.value, "text": r.record.content}
+                        for r, lbl in zip(rows, res["labels"], strict=True)],
+                })
     return out
+
+
+def _status(rec: MemoryRecord | None) -> str | None:
+    return rec.status.value if rec is not None else None
+
+
+def _rank(rec: MemoryRecord | None, ids: list[str]) -> int | None:
+    """1-based position of ``rec`` in ``ids`` (None when absent)."""
+    return ids.index(rec.id) + 1 if rec is not None and rec.id in ids else None
 
 
 # ----------------------------------------------------------------------------- driver
@@ -305,8 +415,30 @@ def run_ltp_bench(
     profiles: Sequence[str] | int | None = None,
     embeddings: Embeddings | None = None,
     progress: bool = True,
+    details: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """Run the benchmark; returns ``{"methods": {name: {metric: value}}, "config": {...}}``."""
+    """Run the benchmark; returns ``{"methods": {name: {metric: value}}, "config": {...}}``.
+
+    Every method but ``host`` also gets ``bank_steps``: for the units whose bank
+    role is wrong, how many were lost at each write-path step
+    (:data:`BANK_STEPS`, from each write's :class:`WriteAudit`).
+
+    Args:
+        ltp: the loaded LTP-format file.
+        k: evidence packet size.
+        seed_k: host seed hits per question.
+        methods: methods to run (:data:`METHODS`).
+        profiles: profile ids, a count of leading profiles, or None for all.
+        embeddings: the encoder (default: the shipped MiniLM).
+        progress: show a progress bar.
+        details: if given, one dict per (method, unit) and per (method, probe) is
+            appended after scoring: bank role and step per unit; question, answer,
+            failure level, the target's rank in the pool and the packet, and the
+            packet rows (event id, label, status, text) per probe.
+
+    Raises:
+        ConfigError: an unknown method, k < 1, or unknown profiles.
+    """
     from langchain_atma.retrieval.read_graph import create_read_graph
 
     unknown = [m for m in methods if m not in METHODS]
@@ -328,10 +460,13 @@ def run_ltp_bench(
     bar = _progress(selected, progress)
     for profile in bar:
         banks: dict[str, StateBank] = {}
+        audits: dict[str, dict[str, WriteAudit]] = {}
         for v in variants:
             if progress and hasattr(bar, "set_postfix_str"):
                 bar.set_postfix_str(f"{profile.profile_id}: replay {v}")
-            banks[v], rep = _replay(profile, memo, v)
+            audit: list[WriteAudit] = []
+            banks[v], rep = _replay(profile, memo, v, audit)
+            audits[v] = {a.record_id: a for a in audit if a.record_id and not a.idempotent}
             st = ingest_stats[v]
             st["writes"] += rep.writes + rep.duplicates
             st["judge_calls"] += rep.judge_calls
@@ -351,7 +486,7 @@ def run_ltp_bench(
                 graph = create_read_graph(bank, namespace=ns, k=k, seed_k=seed_k, **_READ[m])
                 answers[m] = {p.probe_id: _atma_answer(graph, ns, p.question)
                               for p in profile.probes}
-        scored = _score_profile(profile, banks, answers, methods)
+        scored = _score_profile(profile, banks, answers, methods, audits, details)
         for m in methods:
             for key, vals in scored[m].items():
                 agg[m][key].extend(vals)
@@ -375,6 +510,8 @@ def run_ltp_bench(
         row["units"] = len(a["bank_role"])
         for level in ("correct", "bank", "candidates", "ranking", "qa"):
             row[f"fail_{level}"] = int(sum(a[f"fail_{level}"]))
+        if m != "host":
+            row["bank_steps"] = {step: int(sum(a[f"_step_{step}"])) for step in BANK_STEPS}
         row["ingest_seconds"] = st["seconds"]
         row["by_update_type"] = _by_update_type(a)
         row["qa_acc_per_profile"] = per_profile[m]
@@ -462,6 +599,24 @@ def markdown_type_table(results: dict[str, Any], method: str = "atma") -> str:
     return "\n".join(lines)
 
 
+def markdown_bank_steps(results: dict[str, Any]) -> str:
+    """Per method, where the units with a wrong bank role were lost (markdown).
+
+    ``""`` when no method has ``bank_steps`` (only ``host`` ran).
+    """
+    rows = [(name, row["bank_steps"]) for name, row in results["methods"].items()
+            if row.get("bank_steps") is not None]
+    if not rows:
+        return ""
+    lines = ["| method: missed units by write step | units | " + " | ".join(BANK_STEPS) + " |",
+             "|---|---:|" + "---:|" * len(BANK_STEPS)]
+    for name, steps in rows:
+        units = int(results["methods"][name].get("units", 0))
+        lines.append(f"| {name} | {units} | "
+                     + " | ".join(str(steps.get(st, 0)) for st in BANK_STEPS) + " |")
+    return "\n".join(lines)
+
+
 def _parse_profiles(text: str | None) -> Sequence[str] | int | None:
     if not text:
         return None
@@ -474,8 +629,10 @@ def main(args: argparse.Namespace) -> int:
     ltp = load_ltp(path)
     methods = ([m.strip() for m in args.methods.split(",") if m.strip()]
                if args.methods else list(METHODS))
+    details: list[dict[str, Any]] | None = [] if getattr(args, "details", None) else None
     res = run_ltp_bench(ltp, k=args.k, methods=methods,
-                        profiles=_parse_profiles(args.profiles), progress=True)
+                        profiles=_parse_profiles(args.profiles), progress=True,
+                        details=details)
     res["config"]["file"] = str(path)
     res["config"]["file_sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
     Path(args.out).write_text(json.dumps(res, indent=2), encoding="utf-8")
@@ -483,7 +640,15 @@ def main(args: argparse.Namespace) -> int:
     for m in methods:
         if m != "host":
             print("\n" + markdown_type_table(res, m))
+    steps = markdown_bank_steps(res)
+    if steps:
+        print("\n" + steps)
     print(f"\nwrote {args.out}")
+    if details is not None:
+        with Path(args.details).open("w", encoding="utf-8") as fh:
+            for item in details:
+                fh.write(json.dumps(item, ensure_ascii=False) + "\n")
+        print(f"wrote {args.details} ({len(details)} lines)")
     if getattr(args, "plot", None):
         from langchain_atma.benchmarks.plots import plot_ltp
 

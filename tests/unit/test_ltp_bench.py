@@ -7,6 +7,7 @@ import pytest
 from langchain_atma.benchmarks.ltp_bench import METRICS, markdown_table, run_ltp_bench
 from langchain_atma.benchmarks.ltp_format import load_ltp
 from langchain_atma.errors import ConfigError
+from langchain_atma.records import MemoryRecord, RecordStatus
 from tests.unit.ltp_docs import write_one_profile
 
 MOVE_UNIT = {"slot": "location", "update_type": "temporal", "old_value": "Boston",
@@ -170,3 +171,82 @@ def test_seed_bench_facts_first_pushes_questions_down(tmp_path, minilm):
     assert res["speaker_first"]["unit_hit"] == 0.0
     # with the questions 0.10 lower, a statement of the unit comes first
     assert res["facts_first"]["unit_hit"] == 1.0
+
+
+def test_bank_steps_and_details(tmp_path, minilm):
+    from langchain_atma.benchmarks.ltp_bench import BANK_STEPS, markdown_bank_steps
+
+    details: list[dict] = []
+    res = run_ltp_bench(_tiny(tmp_path), methods=["host", "atma", "atma-no-judge"],
+                        embeddings=minilm, progress=False, details=details)
+    rows = res["methods"]
+    assert "bank_steps" not in rows["host"]
+    assert set(rows["atma"]["bank_steps"]) == set(BANK_STEPS)
+    assert sum(rows["atma"]["bank_steps"].values()) == 0  # the one unit is right
+    # without the judge the flagged pair is never audited
+    assert rows["atma-no-judge"]["bank_steps"]["not_judged"] == 1
+    assert sum(rows["atma-no-judge"]["bank_steps"].values()) == 1
+    table = markdown_bank_steps(res)
+    assert "| atma-no-judge | 1 | 0 | 0 | 0 | 1 | 0 | 0 | 0 |" in table
+    units = [d for d in details if d["record"] == "unit"]
+    probes = [d for d in details if d["record"] == "probe"]
+    assert len(units) == 3 and len(probes) == 6
+    by = {(d["method"], d["probe_id"]): d for d in probes}
+    cur = by[("atma", "p0-u0-c")]
+    assert cur["correct"] and cur["level"] == "correct" and cur["view"] == "current"
+    assert cur["target_rank_packet"] is not None and cur["target_rank_pool"] is not None
+    assert any(r["event_id"] == "e5" and r["label"] == "current memory" and r["unit_row"]
+               for r in cur["packet"])
+    nj = next(d for d in units if d["method"] == "atma-no-judge")
+    assert nj["bank_step"] == "not_judged" and nj["status"]["old"] == "active"
+    assert next(d for d in units if d["method"] == "host")["bank_step"] is None
+    assert markdown_bank_steps({"methods": {"host": rows["host"]}}) == ""
+
+
+def _rec(content: str, status: RecordStatus = RecordStatus.ACTIVE) -> MemoryRecord:
+    return MemoryRecord(namespace="u", content=content, time=1, status=status)
+
+
+def test_unit_bank_step_takes_the_path_that_got_further():
+    from langchain_atma.bank.write_graph import WriteAudit
+    from langchain_atma.benchmarks.ltp_bench import unit_bank_step
+
+    old, tr, new = _rec("old"), _rec("tr"), _rec("new")
+    linked = {"candidates": [old.id], "flagged": [old.id],
+              "verdicts": {old.id: "transition/temporal"}, "applied": {old.id: "transition"}}
+    # direct pair never a candidate; the chain old -> tr linked, tr -> new not flagged
+    audits = {tr.id: WriteAudit(record_id=tr.id, **linked),
+              new.id: WriteAudit(record_id=new.id, candidates=[tr.id])}
+    assert unit_bank_step("temporal", old, new, tr, audits) == "not_flagged"
+    assert unit_bank_step("temporal", old, new, None, audits) == "not_candidate"
+    # scope units need the direct coexistence; the chain does not count
+    assert unit_bank_step("scope", old, new, tr, audits) == "not_candidate"
+    # a missing cue record (stored as a duplicate)
+    assert unit_bank_step("value", old, None, None, audits) == "not_stored"
+    # linked as it should be, yet the role is wrong: a later write changed it
+    audits[new.id] = WriteAudit(record_id=new.id, candidates=[old.id], flagged=[old.id],
+                                verdicts={old.id: "supersede/value"},
+                                applied={old.id: "supersede"})
+    assert unit_bank_step("value", old, new, None, audits) == "overridden"
+    assert unit_bank_step("scope", old, new, None, audits) == "judged_otherwise"
+
+
+def test_cli_writes_results_and_details(tmp_path, minilm, capsys):
+    import json
+
+    from langchain_atma.benchmarks.ltp_bench import main
+    from langchain_atma.cli import build_parser
+
+    _tiny(tmp_path)  # writes tmp_path / "tiny.json"
+    src = tmp_path / "tiny.json"
+    out, det = tmp_path / "res.json", tmp_path / "details.jsonl"
+    args = build_parser().parse_args(["bench", "ltp", str(src), "--out", str(out),
+                                      "--methods", "atma", "--details", str(det)])
+    assert main(args) == 0
+    res = json.loads(out.read_text())
+    assert res["methods"]["atma"]["bank_steps"]["not_candidate"] == 0
+    lines = [json.loads(x) for x in det.read_text().splitlines()]
+    assert [d["record"] for d in lines].count("probe") == 2
+    assert {d["method"] for d in lines} == {"atma"}
+    printed = capsys.readouterr().out
+    assert "missed units by write step" in printed and "details.jsonl (3 lines)" in printed

@@ -28,6 +28,7 @@ from langchain_atma.bank.write_graph import (
     CosineGate,
     IngestReport,
     MemoryEvent,
+    WriteAudit,
     WriteNodes,
     WriteState,
     aingest_events,
@@ -564,3 +565,64 @@ def test_judge_reads_the_hub_score_not_the_flag_score(bank: StateBank) -> None:
     assert hub.hub is not None
     assert inp.gate_score == pytest.approx(float(hub.hub[0]), abs=1e-5)
     assert inp.gate_score == pytest.approx(float(hub.t[0]) - 0.5 * float(hub.a[0]), abs=1e-5)
+
+
+def test_audit_lists_what_each_write_saw_and_decided(bank: StateBank) -> None:
+    audit: list[WriteAudit] = []
+    rep = ingest_events(bank, _events(), namespace="audit", use_sentry=False, audit=audit)
+    assert len(audit) == len(CONVERSATION)
+    assert [a.record_id for a in audit] == rep.record_ids
+    assert [a.event_id for a in audit] == [e["event_id"] for e in _events()]
+    recs = _by_event(bank, "audit")
+    boston, denver = recs["e0"], recs["e6"]
+    moved = audit[6]
+    assert boston.id in moved.candidates and boston.id in moved.flagged
+    assert moved.verdicts[boston.id].startswith("supersede/")
+    assert moved.applied[boston.id] == "supersede"
+    assert moved.step(boston.id, {"supersede", "transition"}) == "linked"
+    assert moved.step(boston.id, {"coexist"}) == "judged_otherwise"
+    # the first write had nothing to compare with
+    assert audit[0].candidates == [] and audit[0].verdicts == {} and audit[0].applied == {}
+    assert sum(len(a.verdicts) for a in audit) == rep.judge_calls
+    assert sum(len(a.applied) for a in audit) == (rep.supersessions + rep.transitions
+                                                  + rep.coexistences)
+    assert denver.id == moved.record_id
+    # a second ingest of the same events is idempotent: the audit says so
+    again: list[WriteAudit] = []
+    ingest_events(bank, _events(), namespace="audit", use_sentry=False, audit=again)
+    assert all(a.idempotent and a.candidates == [] for a in again)
+    assert [a.record_id for a in again] == rep.record_ids
+
+
+def test_async_ingest_fills_the_same_audit(bank: StateBank) -> None:
+    sync: list[WriteAudit] = []
+    ingest_events(bank, _events("s"), namespace="audit-s", use_sentry=False, audit=sync)
+    asy: list[WriteAudit] = []
+    asyncio.run(aingest_events(bank, _events("s"), namespace="audit-a", use_sentry=False,
+                               audit=asy))
+
+    def shape(audits: list[WriteAudit]) -> list[tuple[int, int, list[str], list[str]]]:
+        return [(len(a.candidates), len(a.flagged), sorted(a.verdicts.values()),
+                 sorted(a.applied.values())) for a in audits]
+
+    assert shape(sync) == shape(asy)
+
+
+@pytest.mark.parametrize(("audit", "expected"), [
+    (WriteAudit(), "not_candidate"),
+    (WriteAudit(candidates=["o"]), "not_flagged"),
+    (WriteAudit(candidates=["o"], flagged=["o"]), "not_judged"),
+    (WriteAudit(candidates=["o"], flagged=["o"], verdicts={"o": "keep_both/none"}),
+     "judged_otherwise"),
+    (WriteAudit(candidates=["o"], flagged=["o"], verdicts={"o": "supersede/temporal"}),
+     "not_applied"),
+    (WriteAudit(candidates=["o"], flagged=["o"], verdicts={"o": "supersede/temporal"},
+                applied={"o": "coexist"}), "not_applied"),
+    (WriteAudit(candidates=["o"], flagged=["o"], verdicts={"o": "transition/temporal"},
+                applied={"o": "transition"}), "linked"),
+    # another candidate's verdict says nothing about this one
+    (WriteAudit(candidates=["o", "x"], flagged=["x"], verdicts={"x": "supersede/value"},
+                applied={"x": "supersede"}), "not_flagged"),
+])
+def test_write_audit_step(audit: WriteAudit, expected: str) -> None:
+    assert audit.step("o", ["supersede", "transition"]) == expected

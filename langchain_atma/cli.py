@@ -45,6 +45,18 @@ def _add_llm_args(p: argparse.ArgumentParser) -> None:
                    choices=["online", "shadow", "off"], help="ATMA_CONTROLLER_MODE")
 
 
+def _add_bench_model_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group(
+        "models (offline defaults; only the parts named here use a model, model names in "
+        "the environment are ignored)")
+    g.add_argument("--ollama-base-url", dest="ollama_base_url",
+                   help="Ollama server (default ATMA_OLLAMA_BASE_URL)")
+    g.add_argument("--judge-model", dest="judge_model", help="e.g. qwen2.5:3b")
+    g.add_argument("--controller-model", dest="controller_model")
+    g.add_argument("--answer-model", dest="answer_model",
+                   help="answers for every method, host included")
+
+
 def _config(args: argparse.Namespace) -> Any:
     from langchain_atma.config import AtmaConfig
 
@@ -123,12 +135,14 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--plot", help="also write a PNG plot here")
     b.add_argument("--details", help="also write one JSON line per unit and per probe here "
                    "(bank step, answer, failure level, packet rows)")
+    _add_bench_model_args(b)
     b = bsub.add_parser("locomo", help="LoCoMo QA for host and atma")
     b.add_argument("path")
     b.add_argument("--out", required=True)
     b.add_argument("--samples", help="comma-separated sample ids or a count")
     b.add_argument("--k", type=int, default=5)
     b.add_argument("--plot", help="also write a PNG plot here")
+    _add_bench_model_args(b)
     b = bsub.add_parser("seeds", help="seed-search hit rates on an LTP-format file")
     b.add_argument("file")
     b.add_argument("--out", required=True)

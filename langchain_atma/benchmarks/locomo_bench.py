@@ -35,7 +35,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from langchain_core.language_models import BaseChatModel
+
 from langchain_atma.bank import StateBank
+from langchain_atma.bank.judge import LLMJudge, OfflineJudge
 from langchain_atma.benchmarks.locomo import (
     LocomoSample,
     bleu1,
@@ -44,9 +47,10 @@ from langchain_atma.benchmarks.locomo import (
     load_locomo,
     score_locomo_answer,
 )
-from langchain_atma.benchmarks.ltp_bench import MemoEmbeddings
+from langchain_atma.benchmarks.ltp_bench import MemoEmbeddings, bench_models, part_name
 from langchain_atma.errors import ConfigError
-from langchain_atma.qa.answerer import OfflineAnswerer
+from langchain_atma.qa.answerer import LLMAnswerer, OfflineAnswerer
+from langchain_atma.retrieval.controller import LLMController
 from langchain_atma.retrieval.packets import Bucket, EvidenceRow
 from langchain_atma.retrieval.profiler import profile_query
 
@@ -73,8 +77,27 @@ def run_locomo_bench(
     seed_k: int = 10,
     methods: Sequence[str] = LOCOMO_METHODS,
     progress: bool = True,
+    judge_model: BaseChatModel | None = None,
+    controller_model: BaseChatModel | None = None,
+    answer_model: BaseChatModel | None = None,
 ) -> dict[str, Any]:
-    """Run LoCoMo QA; returns ``{"methods": {...}, "config": {...}}``."""
+    """Run LoCoMo QA; returns ``{"methods": {...}, "config": {...}}``.
+
+    Args:
+        samples: the LoCoMo samples (conversations with their QA).
+        k: evidence packet size.
+        seed_k: host seed hits per question.
+        methods: ``host`` and/or ``atma``.
+        progress: show a progress bar.
+        judge_model: a chat model for ``atma``'s judge (:class:`LLMJudge`, offline
+            fallback); None = the offline judge.
+        controller_model: a chat model for ``atma``'s controller.
+        answer_model: a chat model for both methods' answers (:class:`LLMAnswerer`;
+            ``host`` without labels). The paper's LoCoMo figures are LLM-answered.
+
+    Raises:
+        ConfigError: an unknown method.
+    """
     from tqdm.auto import tqdm
 
     from langchain_atma.bank.write_graph import ingest_events
@@ -85,6 +108,10 @@ def run_locomo_bench(
     if bad:
         raise ConfigError(f"unknown method(s) {bad}; choose from {LOCOMO_METHODS}")
     memo = MemoEmbeddings(default_embeddings())
+    judge = (LLMJudge(judge_model, fallback=OfflineJudge(embeddings=memo))
+             if judge_model is not None else None)
+    controller = LLMController(controller_model) if controller_model is not None else None
+    failed: dict[str, int] = dict.fromkeys(methods, 0)
     scores: dict[str, dict[str, list[float]]] = {m: defaultdict(list) for m in methods}
     started = time.perf_counter()
     for sample in tqdm(samples, desc="samples", disable=not progress):
@@ -94,11 +121,15 @@ def run_locomo_bench(
         banks: dict[str, StateBank] = {}
         for m in methods:
             bank = StateBank.in_memory(embeddings=memo)
-            ingest_events(bank, events, namespace=ns, use_judge=(m != "host"))
+            ingest_events(bank, events, namespace=ns, use_judge=(m != "host"),
+                          judge=judge if m != "host" else None)
             banks[m] = bank
-        graph = (create_read_graph(banks["atma"], namespace=ns, k=k, seed_k=seed_k)
-                 if "atma" in banks else None)
-        plain = OfflineAnswerer(use_labels=False)
+        graph = (create_read_graph(
+            banks["atma"], namespace=ns, k=k, seed_k=seed_k, controller=controller,
+            answerer=LLMAnswerer(answer_model) if answer_model is not None else None)
+            if "atma" in banks else None)
+        plain: Any = (LLMAnswerer(answer_model, use_labels=False) if answer_model is not None
+                      else OfflineAnswerer(use_labels=False))
         for qa in sample.qa:
             gold = qa.answer if qa.category != 5 else (qa.answer or qa.adversarial_answer)
             for m in methods:
@@ -106,11 +137,13 @@ def run_locomo_bench(
                     hits = banks[m].search(ns, qa.question, k=k)
                     rows = [EvidenceRow(record=h.record, bucket=Bucket.SEED, score=h.score,
                                         prerank=i) for i, h in enumerate(hits)]
-                    pred = plain.answer(qa.question, profile_query(qa.question), rows).answer
+                    ans = plain.answer(qa.question, profile_query(qa.question), rows)
                 else:
                     assert graph is not None
                     out = graph.invoke({"question": qa.question, "namespace": ns})
-                    rows, pred = out["packet"].rows, out["answer"].answer
+                    rows, ans = out["packet"].rows, out["answer"]
+                pred = ans.answer
+                failed[m] += ans.status == "failed"
                 cat = CATEGORY_NAMES.get(qa.category, str(qa.category))
                 f1 = score_locomo_answer(pred, gold, qa.category)
                 b1 = (score_locomo_answer(pred, gold, 5) if qa.category == 5
@@ -135,12 +168,15 @@ def run_locomo_bench(
             "bleu1_by_category": {c: _mean(s[f"bleu1:{c}"]) for c in cats},
             "evidence_recall_by_category": {c: _mean(s[f"evidence_recall:{c}"]) for c in cats},
             "questions": len(s["f1"]),
+            "answers_failed": failed[m],
         }
     return {
         "methods": results,
         "config": {
             "samples": [s.sample_id for s in samples], "k": k, "seed_k": seed_k,
-            "answerer": "offline", "judge": "offline", "controller": "offline",
+            "answerer": part_name(answer_model), "judge": part_name(judge_model),
+            "controller": part_name(controller_model),
+            **({"judge_stats": dict(judge.stats)} if judge is not None else {}),
             "machine": f"{platform.machine()} {os.cpu_count()} cores",
             "seconds": round(time.perf_counter() - started, 1),
         },
@@ -164,7 +200,10 @@ def main(args: argparse.Namespace) -> int:
             if missing:
                 raise ConfigError(f"sample(s) not in the file: {missing}")
             samples = [s for s in samples if s.sample_id in wanted]
-    res = run_locomo_bench(samples, k=args.k)
+    models = bench_models(args)
+    res = run_locomo_bench(samples, k=args.k, judge_model=models["judge"],
+                           controller_model=models["controller"],
+                           answer_model=models["answer"])
     Path(args.out).write_text(json.dumps(res, indent=2), encoding="utf-8")
     cats = list(CATEGORY_NAMES.values())
     print("| method | F1 | BLEU-1 | ev. recall | " + " | ".join(f"F1 {c}" for c in cats) + " |")

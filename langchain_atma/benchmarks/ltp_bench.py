@@ -52,8 +52,10 @@ from typing import Any
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
+from langchain_core.language_models import BaseChatModel
 
 from langchain_atma.bank import StateBank
+from langchain_atma.bank.judge import BaseJudge, LLMJudge, OfflineJudge
 from langchain_atma.bank.write_graph import LinkStep, WriteAudit
 from langchain_atma.benchmarks.ltp_format import (
     LtpFile,
@@ -66,9 +68,10 @@ from langchain_atma.benchmarks.ltp_format import (
 from langchain_atma.benchmarks.scoring import ltp_answer_correct
 from langchain_atma.embeddings import encode_texts
 from langchain_atma.errors import ConfigError
-from langchain_atma.qa.answerer import OfflineAnswerer
+from langchain_atma.qa.answerer import LLMAnswerer, OfflineAnswerer
 from langchain_atma.records import LinkType, MemoryRecord, RecordStatus
 from langchain_atma.retrieval.attribution import attribute_failure
+from langchain_atma.retrieval.controller import LLMController
 from langchain_atma.retrieval.packets import Bucket, EvidenceLabel, EvidenceRow
 from langchain_atma.retrieval.profiler import profile_query
 
@@ -77,10 +80,12 @@ __all__ = [
     "METHODS",
     "TYPED_METRICS",
     "MemoEmbeddings",
+    "bench_models",
     "main",
     "markdown_bank_steps",
     "markdown_table",
     "markdown_type_table",
+    "part_name",
     "run_ltp_bench",
     "unit_bank_step",
 ]
@@ -155,7 +160,8 @@ class MemoEmbeddings(Embeddings):
 
 
 def _replay(profile: LtpProfile, embeddings: Embeddings, variant: str,
-            audit: list[WriteAudit] | None = None) -> tuple[StateBank, Any]:
+            audit: list[WriteAudit] | None = None,
+            judge: BaseJudge | None = None) -> tuple[StateBank, Any]:
     """Phase 1: write the profile's stream into a fresh bank (no gold visible).
 
     ``audit`` collects one :class:`WriteAudit` per event (what each write saw and
@@ -169,7 +175,7 @@ def _replay(profile: LtpProfile, embeddings: Embeddings, variant: str,
          "text": ev.text}
         for ev in replay_stream(profile)
     ]
-    report = ingest_events(bank, events, namespace=_ns(profile), audit=audit,
+    report = ingest_events(bank, events, namespace=_ns(profile), audit=audit, judge=judge,
                            **_INGEST_OPTS[variant])
     return bank, report
 
@@ -179,12 +185,15 @@ def _ns(profile: LtpProfile) -> str:
     return f"ltp-{safe}"[:120]
 
 
-def _host_answer(bank: StateBank, ns: str, question: str, k: int) -> dict[str, Any]:
+def _host_answer(bank: StateBank, ns: str, question: str, k: int,
+                 answerer: Any | None = None) -> dict[str, Any]:
     hits = bank.search(ns, question, k=k)
     rows = [EvidenceRow(record=h.record, bucket=Bucket.SEED, score=h.score, prerank=i)
             for i, h in enumerate(hits)]
-    answer = OfflineAnswerer(use_labels=False).answer(question, profile_query(question), rows)
-    return {"pool": rows, "rows": rows, "labels": [None] * len(rows), "answer": answer.answer}
+    qa = answerer if answerer is not None else OfflineAnswerer(use_labels=False)
+    answer = qa.answer(question, profile_query(question), rows)
+    return {"pool": rows, "rows": rows, "labels": [None] * len(rows), "answer": answer.answer,
+            "status": answer.status}
 
 
 def _atma_answer(graph: Any, ns: str, question: str) -> dict[str, Any]:
@@ -195,6 +204,7 @@ def _atma_answer(graph: Any, ns: str, question: str) -> dict[str, Any]:
         "rows": rows,
         "labels": [r.label for r in rows],
         "answer": out["answer"].answer,
+        "status": out["answer"].status,
     }
 
 
@@ -355,6 +365,7 @@ def _score_profile(
                 label = res["labels"][ids.index(target.id)]
                 _put(out[m], "label_accuracy", unit.update_type, float(label == want))
             correct = ltp_answer_correct(res["answer"], probe.target, probe.alternate)
+            out[m]["_answer_failed"].append(float(res.get("status") == "failed"))
             _put(out[m], "qa_acc", unit.update_type, float(correct))
             out[m]["conflict_acc" if probe.view.value == "current" else "fact_acc"].append(
                 float(correct))
@@ -394,6 +405,20 @@ def _score_profile(
     return out
 
 
+def part_name(model: BaseChatModel | None) -> str:
+    """``"offline"`` or ``"llm:<model name>"``: how a benchmark's config names a part.
+
+    Example:
+        >>> from langchain_atma.benchmarks.ltp_bench import part_name
+        >>> part_name(None)
+        'offline'
+    """
+    if model is None:
+        return "offline"
+    name = getattr(model, "model", None) or getattr(model, "model_name", None)
+    return f"llm:{name or type(model).__name__}"
+
+
 def _status(rec: MemoryRecord | None) -> str | None:
     return rec.status.value if rec is not None else None
 
@@ -416,6 +441,9 @@ def run_ltp_bench(
     embeddings: Embeddings | None = None,
     progress: bool = True,
     details: list[dict[str, Any]] | None = None,
+    judge_model: BaseChatModel | None = None,
+    controller_model: BaseChatModel | None = None,
+    answer_model: BaseChatModel | None = None,
 ) -> dict[str, Any]:
     """Run the benchmark; returns ``{"methods": {name: {metric: value}}, "config": {...}}``.
 
@@ -435,6 +463,18 @@ def run_ltp_bench(
             appended after scoring: bank role and step per unit; question, answer,
             failure level, the target's rank in the pool and the packet, and the
             packet rows (event id, label, status, text) per probe.
+        judge_model: a chat model for the judge of the audited banks
+            (:class:`~langchain_atma.bank.judge.LLMJudge`, falling back to the
+            offline judge on failures); None = the offline judge.
+        controller_model: a chat model for the controller of the methods that use
+            one (:class:`~langchain_atma.retrieval.controller.LLMController`).
+        answer_model: a chat model for EVERY method's answerer, ``host``
+            included (:class:`~langchain_atma.qa.answerer.LLMAnswerer`; without
+            labels for ``host`` and ``atma-no-labels``).
+
+    The config records which parts ran on a model (``"llm:<model name>"``) and,
+    with a judge model, its call statistics (calls, retries, timeouts, fallbacks);
+    each method's row counts its failed answers (``answers_failed``).
 
     Raises:
         ConfigError: an unknown method, k < 1, or unknown profiles.
@@ -452,6 +492,9 @@ def run_ltp_bench(
 
         embeddings = default_embeddings()
     memo = MemoEmbeddings(embeddings)
+    judge = (LLMJudge(judge_model, fallback=OfflineJudge(embeddings=memo))
+             if judge_model is not None else None)
+    controller = LLMController(controller_model) if controller_model is not None else None
     variants = sorted({_BANK_OF[m] for m in methods})
     agg: dict[str, dict[str, list[float]]] = {m: defaultdict(list) for m in methods}
     ingest_stats: dict[str, dict[str, float]] = {v: defaultdict(float) for v in variants}
@@ -465,7 +508,8 @@ def run_ltp_bench(
             if progress and hasattr(bar, "set_postfix_str"):
                 bar.set_postfix_str(f"{profile.profile_id}: replay {v}")
             audit: list[WriteAudit] = []
-            banks[v], rep = _replay(profile, memo, v, audit)
+            banks[v], rep = _replay(profile, memo, v, audit,
+                                    judge if _INGEST_OPTS[v]["use_judge"] else None)
             audits[v] = {a.record_id: a for a in audit if a.record_id and not a.idempotent}
             st = ingest_stats[v]
             st["writes"] += rep.writes + rep.duplicates
@@ -479,11 +523,14 @@ def run_ltp_bench(
             if progress and hasattr(bar, "set_postfix_str"):
                 bar.set_postfix_str(f"{profile.profile_id}: answer {m}")
             bank = banks[_BANK_OF[m]]
+            answerer = (LLMAnswerer(answer_model, use_labels=_READ.get(m, {}).get(
+                "use_labels", False)) if answer_model is not None else None)
             if m == "host":
-                answers[m] = {p.probe_id: _host_answer(bank, ns, p.question, k)
+                answers[m] = {p.probe_id: _host_answer(bank, ns, p.question, k, answerer)
                               for p in profile.probes}
             else:
-                graph = create_read_graph(bank, namespace=ns, k=k, seed_k=seed_k, **_READ[m])
+                graph = create_read_graph(bank, namespace=ns, k=k, seed_k=seed_k,
+                                          controller=controller, answerer=answerer, **_READ[m])
                 answers[m] = {p.probe_id: _atma_answer(graph, ns, p.question)
                               for p in profile.probes}
         scored = _score_profile(profile, banks, answers, methods, audits, details)
@@ -512,6 +559,7 @@ def run_ltp_bench(
             row[f"fail_{level}"] = int(sum(a[f"fail_{level}"]))
         if m != "host":
             row["bank_steps"] = {step: int(sum(a[f"_step_{step}"])) for step in BANK_STEPS}
+        row["answers_failed"] = int(sum(a["_answer_failed"]))
         row["ingest_seconds"] = st["seconds"]
         row["by_update_type"] = _by_update_type(a)
         row["qa_acc_per_profile"] = per_profile[m]
@@ -525,7 +573,9 @@ def run_ltp_bench(
             "methods": list(methods),
             "profiles": [p.profile_id for p in selected],
             "encoder": getattr(embeddings, "name", type(embeddings).__name__),
-            "judge": "offline", "controller": "offline", "answerer": "offline",
+            "judge": part_name(judge_model), "controller": part_name(controller_model),
+            "answerer": part_name(answer_model),
+            **({"judge_stats": dict(judge.stats)} if judge is not None else {}),
             "machine": f"{platform.machine()} {os.cpu_count()} cores, {platform.python_version()}",
             "seconds": round(time.perf_counter() - started, 1),
         },
@@ -617,6 +667,34 @@ def markdown_bank_steps(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def bench_models(args: argparse.Namespace) -> dict[str, BaseChatModel | None]:
+    """The chat models a benchmark command was given (``--judge-model`` etc.).
+
+    Only the parts named on the command line use a model: model names from the
+    environment or a config file are ignored, so a benchmark never changes
+    silently. The server URL comes from ``--ollama-base-url``, else
+    ``ATMA_OLLAMA_BASE_URL`` or the config file.
+
+    Raises:
+        ConfigError: a model is named but no Ollama server URL is set.
+    """
+    from langchain_atma.config import AtmaConfig
+
+    names = {part: getattr(args, f"{part}_model", None)
+             for part in ("judge", "controller", "answer")}
+    if not any(names.values()):
+        return dict.fromkeys(names)
+    cfg = AtmaConfig.resolve({"ollama_base_url": getattr(args, "ollama_base_url", None),
+                              **{f"{part}_model": n for part, n in names.items()}},
+                             config_file=getattr(args, "config", None))
+    if not cfg.ollama_base_url:
+        named = ", ".join(f"--{part}-model" for part, n in names.items() if n)
+        raise ConfigError(f"{named} needs an Ollama server: pass --ollama-base-url URL or set "
+                          "ATMA_OLLAMA_BASE_URL")
+    return {part: cfg.ollama_model(part) if n else None  # type: ignore[arg-type]
+            for part, n in names.items()}
+
+
 def _parse_profiles(text: str | None) -> Sequence[str] | int | None:
     if not text:
         return None
@@ -630,9 +708,11 @@ def main(args: argparse.Namespace) -> int:
     methods = ([m.strip() for m in args.methods.split(",") if m.strip()]
                if args.methods else list(METHODS))
     details: list[dict[str, Any]] | None = [] if getattr(args, "details", None) else None
+    models = bench_models(args)
     res = run_ltp_bench(ltp, k=args.k, methods=methods,
                         profiles=_parse_profiles(args.profiles), progress=True,
-                        details=details)
+                        details=details, judge_model=models["judge"],
+                        controller_model=models["controller"], answer_model=models["answer"])
     res["config"]["file"] = str(path)
     res["config"]["file_sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
     Path(args.out).write_text(json.dumps(res, indent=2), encoding="utf-8")

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
+from langchain_core.language_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
 
 from langchain_atma.benchmarks.ltp_bench import METRICS, markdown_table, run_ltp_bench
 from langchain_atma.benchmarks.ltp_format import load_ltp
@@ -250,3 +254,65 @@ def test_cli_writes_results_and_details(tmp_path, minilm, capsys):
     assert {d["method"] for d in lines} == {"atma"}
     printed = capsys.readouterr().out
     assert "missed units by write step" in printed and "details.jsonl (3 lines)" in printed
+
+
+class _ToolFake(GenericFakeChatModel):
+    """A fake chat model whose ``bind_tools`` returns itself (structured output works)."""
+
+    def bind_tools(self, tools, **kwargs):  # noqa: ARG002
+        return self
+
+
+class _BrokenChat(GenericFakeChatModel):
+    def _generate(self, *args, **kwargs):
+        raise RuntimeError("server down")
+
+
+def test_models_replace_the_offline_parts(tmp_path, minilm):
+    verdict = {"conflict": True, "conflict_type": "temporal", "action": "supersede",
+               "reason": "moved", "slot": "location"}
+    judge = _ToolFake(messages=itertools.cycle([AIMessage(content="", tool_calls=[
+        {"name": "AuditVerdict", "args": verdict, "id": "call-1"}])]))
+    answer = GenericFakeChatModel(messages=itertools.cycle([AIMessage("Denver")]))
+    res = run_ltp_bench(_tiny(tmp_path), methods=["host", "atma", "atma-no-judge"],
+                        embeddings=minilm, progress=False, judge_model=judge,
+                        answer_model=answer)
+    cfg = res["config"]
+    assert (cfg["judge"], cfg["answerer"]) == ("llm:_ToolFake", "llm:GenericFakeChatModel")
+    assert cfg["controller"] == "offline"
+    assert cfg["judge_stats"]["calls"] >= 1 and cfg["judge_stats"]["fallbacks"] == 0
+    rows = res["methods"]
+    assert rows["atma"]["bank_role"] == 1.0  # the model's supersede verdict was committed
+    assert rows["atma"]["judge_calls_per_write"] > 0
+    for m in ("host", "atma", "atma-no-judge"):  # every method answers with the model
+        assert rows[m]["conflict_acc"] == 1.0 and rows[m]["fact_acc"] == 0.0, m
+        assert rows[m]["answers_failed"] == 0
+
+
+def test_a_failing_answer_model_is_counted(tmp_path, minilm):
+    res = run_ltp_bench(_tiny(tmp_path), methods=["atma"], embeddings=minilm, progress=False,
+                        answer_model=_BrokenChat(messages=iter([])))
+    row = res["methods"]["atma"]
+    assert row["answers_failed"] == 2 and row["qa_acc"] == 0.0
+    assert row["fail_correct"] == 0
+
+
+def test_bench_models_from_the_command_line(monkeypatch, tmp_path):
+    from langchain_atma.benchmarks.ltp_bench import bench_models
+    from langchain_atma.cli import build_parser
+
+    monkeypatch.delenv("ATMA_OLLAMA_BASE_URL", raising=False)
+    monkeypatch.setenv("ATMA_JUDGE_MODEL", "from-env")  # ignored: not named on the line
+    monkeypatch.delenv("ATMA_CONFIG", raising=False)
+    monkeypatch.chdir(tmp_path)  # no ./atma.toml
+    parse = build_parser().parse_args
+    assert bench_models(parse(["bench", "ltp", "f.json", "--out", "o.json"])) == {
+        "judge": None, "controller": None, "answer": None}
+    with pytest.raises(ConfigError, match="--answer-model needs an Ollama server"):
+        bench_models(parse(["bench", "ltp", "f.json", "--out", "o.json",
+                            "--answer-model", "qwen2.5:3b"]))
+    models = bench_models(parse(["bench", "ltp", "f.json", "--out", "o.json",
+                                 "--answer-model", "qwen2.5:3b",
+                                 "--ollama-base-url", "http://127.0.0.1:11434"]))
+    assert models["judge"] is None and models["controller"] is None
+    assert models["answer"].model == "qwen2.5:3b"

@@ -1,0 +1,93 @@
+"""The LoCoMo runner on a tiny hand-made conversation (real MiniLM, no LoCoMo data)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.language_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
+
+from langchain_atma.benchmarks.locomo import load_locomo
+from langchain_atma.benchmarks.locomo_bench import run_locomo_bench
+from langchain_atma.errors import ConfigError
+
+TURNS = [
+    ("Ann", "I live in Boston, right by the harbour."),
+    ("Bob", "Nice, I have always wanted to visit Boston."),
+    ("Ann", "I work as a nurse at the county hospital."),
+    ("Bob", "That sounds like hard work, how are the shifts?"),
+    ("Ann", "I moved to Denver last month, the mountains are amazing."),
+    ("Bob", "Congrats on the move, send me pictures!"),
+]
+
+
+def _sample(tmp_path: Path) -> Path:
+    conv: dict[str, Any] = {"speaker_a": "Ann", "speaker_b": "Bob"}
+    for s in (1, 2):
+        conv[f"session_{s}"] = [
+            {"speaker": who, "dia_id": f"D{s}:{t}", "text": text}
+            for t, (who, text) in enumerate(TURNS[(s - 1) * 3:s * 3], 1)]
+        conv[f"session_{s}_date_time"] = f"1:15 pm on {3 * s} March, 2023"
+    qa = [
+        {"question": "Which city does Ann live in now?", "answer": "Denver",
+         "evidence": ["D2:2"], "category": 4},
+        {"question": "What is Bob's cat called?", "adversarial_answer": "Tom",
+         "evidence": [], "category": 5},
+    ]
+    path = tmp_path / "toy_locomo.json"
+    path.write_text(json.dumps([{"sample_id": "toy", "conversation": conv, "qa": qa}]))
+    return path
+
+
+class _ToolFake(GenericFakeChatModel):
+    """A fake chat model whose ``bind_tools`` returns itself (structured output works)."""
+
+    def bind_tools(self, tools, **kwargs):  # noqa: ARG002
+        return self
+
+
+def test_offline_run_scores_both_methods(tmp_path):
+    res = run_locomo_bench(load_locomo(_sample(tmp_path)), progress=False)
+    assert res["config"]["answerer"] == res["config"]["judge"] == "offline"
+    for m in ("host", "atma"):
+        row = res["methods"][m]
+        assert row["questions"] == 2 and row["answers_failed"] == 0
+        assert 0.0 <= row["f1"] <= 1.0 and 0.0 <= row["bleu1"] <= 1.0
+    atma = res["methods"]["atma"]
+    assert atma["evidence_recall_by_category"]["single-hop"] == 1.0
+    assert atma["f1_by_category"]["single-hop"] > 0.0  # the answer names Denver
+    with pytest.raises(ConfigError):
+        run_locomo_bench(load_locomo(_sample(tmp_path)), methods=["nope"], progress=False)
+
+
+def test_models_answer_and_judge(tmp_path):
+    verdict = {"conflict": True, "conflict_type": "temporal", "action": "supersede",
+               "reason": "moved", "slot": "location"}
+    judge = _ToolFake(messages=itertools.cycle([AIMessage(content="", tool_calls=[
+        {"name": "AuditVerdict", "args": verdict, "id": "call-1"}])]))
+    answer = GenericFakeChatModel(messages=itertools.cycle([AIMessage("Denver")]))
+    res = run_locomo_bench(load_locomo(_sample(tmp_path)), progress=False,
+                           judge_model=judge, answer_model=answer)
+    cfg = res["config"]
+    assert (cfg["judge"], cfg["answerer"], cfg["controller"]) == (
+        "llm:_ToolFake", "llm:GenericFakeChatModel", "offline")
+    assert cfg["judge_stats"]["calls"] >= 1
+    for m in ("host", "atma"):  # both methods answer with the model
+        row = res["methods"][m]
+        assert row["f1_by_category"]["single-hop"] == 1.0
+        assert row["f1_by_category"]["adversarial"] == 0.0  # "Denver" is no abstention
+        assert row["answers_failed"] == 0
+
+
+def test_cli_wires_the_model_options():
+    from langchain_atma.cli import build_parser
+
+    args = build_parser().parse_args(["bench", "locomo", "l.json", "--out", "o.json",
+                                      "--answer-model", "qwen2.5:3b",
+                                      "--ollama-base-url", "http://127.0.0.1:11434"])
+    assert (args.answer_model, args.judge_model, args.ollama_base_url) == (
+        "qwen2.5:3b", None, "http://127.0.0.1:11434")

@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from langchain_atma.bank.write_graph import (
         IngestReport,
         MemoryEvent,
+        WriteAudit,
         aingest_events,
         create_write_graph,
         ingest_events,
@@ -85,6 +86,7 @@ _EXPORTS: dict[str, str] = {
     "ingest_events": "langchain_atma.bank.write_graph",
     "aingest_events": "langchain_atma.bank.write_graph",
     "IngestReport": "langchain_atma.bank.write_graph",
+    "WriteAudit": "langchain_atma.bank.write_graph",
     "MemoryEvent": "langchain_atma.bank.write_graph",
     # level 2: retrieval
     "QueryView": "langchain_atma.retrieval.packets",
@@ -158,6 +160,7 @@ __all__ = [
     "TransitionInfo",
     "VectorStoreHost",
     "Verdict",
+    "WriteAudit",
     "__version__",
     "aask",
     "aingest_events",

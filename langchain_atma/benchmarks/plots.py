@@ -43,14 +43,48 @@ def _grouped_bars(ax: Any, groups: list[str], series: dict[str, list[float]]) ->
 
 
 def plot_ltp(results: dict[str, Any], out: Path) -> Path:
-    """Grouped bars: one group per metric, one bar per method."""
+    """The metrics of every method, and where the bank lost its missed units.
+
+    Left: grouped bars, one group per metric, one bar per method. Right (when the
+    results have ``bank_steps``): per method, the units with a wrong bank role,
+    stacked by the write step at which they were lost.
+    """
     plt = _plt()
     methods = list(results["methods"])
-    fig, ax = plt.subplots(figsize=(11, 4.5))
+    steps = {m: results["methods"][m]["bank_steps"] for m in methods
+             if results["methods"][m].get("bank_steps") is not None}
+    if steps:
+        fig, (ax, ax2) = plt.subplots(1, 2, figsize=(15, 4.8),
+                                      gridspec_kw={"width_ratios": [2.2, 1]})
+    else:
+        fig, ax = plt.subplots(figsize=(11, 4.5))
     _grouped_bars(ax, list(LTP_PLOT_METRICS),
                   {m: [results["methods"][m][k] for k in LTP_PLOT_METRICS] for m in methods})
     ax.set_ylim(0, 1.05)
-    ax.set_title("LTP (reconstruction), offline defaults, k=5")
+    cfg = results.get("config", {})
+    parts = {cfg.get(p, "offline") for p in ("judge", "controller", "answerer")}
+    how = "offline defaults" if parts == {"offline"} else (
+        f"judge {cfg.get('judge')}, controller {cfg.get('controller')}, "
+        f"answerer {cfg.get('answerer')}")
+    ax.set_title(f"LTP-format file, {how}, k={cfg.get('k', 5)}")
+    if steps:
+        from langchain_atma.benchmarks.ltp_bench import BANK_STEPS
+
+        names = list(steps)
+        left = [0] * len(names)
+        colors = plt.get_cmap("Set2").colors
+        for i, step in enumerate(BANK_STEPS):
+            vals = [steps[m].get(step, 0) for m in names]
+            if not any(vals):
+                continue
+            ax2.barh(names, vals, left=left, height=0.6, label=step,
+                     color=colors[i % len(colors)])
+            left = [a + b for a, b in zip(left, vals, strict=True)]
+        ax2.invert_yaxis()
+        ax2.set_xlabel("units with a wrong bank role")
+        ax2.set_title("where the bank lost them (write step)")
+        ax2.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=3)
+        ax2.grid(axis="x", alpha=0.3)
     fig.tight_layout()
     fig.savefig(out, dpi=120)
     plt.close(fig)

@@ -29,7 +29,15 @@ and ``judge_calls_per_write``, and counts of each probe's failure level
 (``fail_bank``, ``fail_candidates``, ``fail_ranking``, ``fail_qa``).
 Each method's row also has ``by_update_type``: bank_role, evidence_support,
 state_fit_at_1, label_accuracy and qa_acc per gold update type (temporal,
-negation, value, scope), computed in the scoring phase like everything else.
+negation, value, scope), computed in the scoring phase like everything else, and
+(all but ``host``) ``bank_steps``: for each unit with a wrong bank role, the write
+step at which its link was lost (:data:`BANK_STEPS`), read from the
+:class:`~langchain_atma.bank.write_graph.WriteAudit` each write recorded during
+the replay. ``details`` (``--details FILE``) lists every unit and probe.
+
+The offline judge, controller and answerer are the defaults; any of them can run
+on a chat model (``judge_model``, ``controller_model``, ``answer_model``;
+``--judge-model`` ... on the command line).
 
 Example:
     >>> from langchain_atma.benchmarks.ltp_bench import METHODS

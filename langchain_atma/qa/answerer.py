@@ -75,6 +75,9 @@ __all__ = [
 
 AnswerStatus = Literal["answered", "no_evidence", "abstained", "failed"]
 
+_TIME_ORDER_ROWS = 2
+"""How many unlinked current rows the offline answerer's time order decides between."""
+
 DEFAULT_RELEVANCE_MARGIN = 0.10
 """How far below the packet's best seed score a row's match may be and still take part
 in the offline answerer's choice (cosine units; see :class:`OfflineAnswerer`)."""
@@ -251,6 +254,15 @@ class OfflineAnswerer:
     * view **transition** -> the first *transition memory* row, else the first row;
     * view **neutral** -> the first row.
 
+    Time order (``time_order``): when no two rows that take part form a state pair
+    (the bank has not resolved what the packet holds) and the pick is one of the
+    first two *current memory* rows without state links, which are statements of
+    the same speaker, the current view takes the later of the two and the
+    historical view the earlier. Two unlinked statements that both match the
+    question best are often the old and the new value of one fact whose change
+    the bank did not catch; time order is the safer guess, as in the offline
+    controller's fallback.
+
     Only rows that can answer the question take part (``answer_types``): a row
     must state a fact (a record whose ``states_fact`` is False, or whose text is
     only questions, greetings and reactions such as "Wow, that looks great!",
@@ -293,6 +305,9 @@ class OfflineAnswerer:
         time_answers: a question that asks "when" (or for a year, month or
             date) is answered with the time the chosen row gives
             (:func:`time_answer`), not with its text; default True.
+        time_order: for the current and historical views, decide between the first
+            two unlinked *current memory* rows of one speaker by time when the
+            packet has no state pair (see above); default True.
         speaker_check: abstain when the question asks about one speaker and
             another speaker's own statement in the packet matches it better than
             anything that speaker said (:func:`other_speaker_row`): "Where did
@@ -310,7 +325,7 @@ class OfflineAnswerer:
                  state_clauses: bool = True,
                  relevance_margin: float | None = DEFAULT_RELEVANCE_MARGIN,
                  answer_types: bool = True, time_answers: bool = True,
-                 speaker_check: bool = True) -> None:
+                 speaker_check: bool = True, time_order: bool = True) -> None:
         if max_chars < 1:
             raise ConfigError(f"max_chars must be >= 1, got {max_chars}")
         self.relevance_margin = optional_non_negative(relevance_margin, "relevance_margin")
@@ -320,6 +335,7 @@ class OfflineAnswerer:
         self.answer_types = answer_types
         self.time_answers = time_answers
         self.speaker_check = speaker_check
+        self.time_order = time_order
 
     def _answering(self, question: str, rows: Sequence[EvidenceRow]) -> list[EvidenceRow]:
         """The rows that can answer ``question`` (see ``answer_types``), else all rows."""
@@ -399,7 +415,17 @@ class OfflineAnswerer:
             )
         elif view is QueryView.TRANSITION:
             picked = first(lambda r, lab: lab is EvidenceLabel.TRANSITION)
-        return picked or rows[0]
+        picked = picked or rows[0]
+        if self.time_order and view in (QueryView.CURRENT, QueryView.HISTORICAL) and not any(
+                partners(r) for r in rows):
+            unlinked = [r for r, lab in zip(rows, labels, strict=True)
+                        if lab is EvidenceLabel.CURRENT
+                        and not r.record.targets(*_STATE_RELATION_LINKS)][:_TIME_ORDER_ROWS]
+            if (len(unlinked) == _TIME_ORDER_ROWS and picked.id in {r.id for r in unlinked}
+                    and len({r.record.provenance.speaker for r in unlinked}) == 1):
+                pick = max if view is QueryView.CURRENT else min
+                picked = pick(unlinked, key=lambda r: r.record.sort_key)
+        return picked
 
     def answer(
         self,

@@ -35,7 +35,7 @@ from langchain_atma.qa.serializer import (
     clean_text,
     serialize_packet,
 )
-from langchain_atma.records import Link, MemoryRecord, TransitionInfo
+from langchain_atma.records import Link, MemoryRecord, Provenance, TransitionInfo
 from langchain_atma.retrieval.packets import (
     Bucket,
     EvidenceLabel,
@@ -304,7 +304,8 @@ def test_offline_rules(view: QueryView, expected: str) -> None:
 
 def test_offline_current_falls_back_in_order() -> None:
     rows = [_row(_rec("Old.", "superseded")), _row(_rec("Tea.")), _row(_rec("Coffee."))]
-    assert OfflineAnswerer().answer("q", _prof(QueryView.CURRENT), rows).answer == "Tea."
+    in_order = OfflineAnswerer(time_order=False)
+    assert in_order.answer("q", _prof(QueryView.CURRENT), rows).answer == "Tea."
     only_old = [_row(_rec("Old A.", "superseded")), _row(_rec("Old B.", "superseded"))]
     assert OfflineAnswerer().answer("q", _prof(QueryView.CURRENT), only_old).answer == "Old A."
     linked = [_row(_rec("Change.", "transition")),
@@ -315,7 +316,46 @@ def test_offline_current_falls_back_in_order() -> None:
 def test_offline_historical_and_transition_fallback_to_first_row() -> None:
     rows = [_row(_rec("A.")), _row(_rec("B."))]
     for view in (QueryView.HISTORICAL, QueryView.TRANSITION):
-        assert OfflineAnswerer().answer("q", _prof(view), rows).answer == "A."
+        assert OfflineAnswerer(time_order=False).answer("q", _prof(view), rows).answer == "A."
+
+
+def _stated(text: str, day: int, speaker: str = "Ann", **kw: Any) -> MemoryRecord:
+    return _rec(text, time=f"2023-03-{day:02d}", provenance=Provenance(speaker=speaker), **kw)
+
+
+def test_time_order_between_two_unlinked_statements() -> None:
+    # the bank never linked the two statements: the current view takes the later,
+    # the historical view the earlier, whatever their packet order
+    new, old = _stated("I manage eleven people.", 20), _stated("I manage three people.", 2)
+    rows = [_row(new), _row(old), _row(_stated("I like tea.", 25))]
+    off = OfflineAnswerer()
+    assert off.answer("q", _prof(QueryView.CURRENT), rows).answer == "I manage eleven people."
+    assert off.answer("q", _prof(QueryView.HISTORICAL), rows).answer == "I manage three people."
+    flipped = [rows[1], rows[0], rows[2]]
+    assert off.answer("q", _prof(QueryView.CURRENT), flipped).answer == "I manage eleven people."
+    # the third row is never considered (only the first two unlinked current rows)
+    assert off.answer("q", _prof(QueryView.CURRENT), rows).answer != "I like tea."
+    for view in (QueryView.NEUTRAL, QueryView.TRANSITION):  # other views: packet order
+        assert off.answer("q", _prof(view), rows).answer == "I manage eleven people."
+    assert OfflineAnswerer(time_order=False).answer(
+        "q", _prof(QueryView.HISTORICAL), rows).answer == "I manage eleven people."
+
+
+def test_time_order_stays_out_of_resolved_or_mixed_packets() -> None:
+    off = OfflineAnswerer()
+    later_bob = [_row(_stated("I manage three people.", 2)),
+                 _row(_stated("I manage eleven people.", 20, speaker="Bob"))]
+    assert off.answer("q", _prof(QueryView.CURRENT), later_bob).answer == "I manage three people."
+    # a state pair anywhere among the rows: the labels decide, not time
+    old = _stated("I live in Boston.", 1, status="superseded")
+    new = _stated("I moved to Denver.", 9, links=[_sup(old.id)])
+    pair = [_row(_stated("I manage three people.", 3)), _row(_stated("I like tea.", 30)),
+            _row(new), _row(old)]
+    assert off.answer("q", _prof(QueryView.CURRENT), pair).answer == "I moved to Denver."
+    # the first current row has a state link (its partner was not retrieved)
+    linked = _stated("I manage three people.", 2, links=[_sup("elsewhere")])
+    rows = [_row(linked), _row(_stated("I manage eleven people.", 20))]
+    assert off.answer("q", _prof(QueryView.CURRENT), rows).answer == "I manage three people."
 
 
 def test_offline_uses_preset_labels() -> None:
@@ -656,7 +696,10 @@ def test_offline_answerer_leaves_out_a_state_pair_of_a_weaker_match() -> None:
     bare = OfflineAnswerer(relevance_margin=None, answer_types=False)
     assert bare.answer(q, prof, rows).evidence_ids == ["brunette"]
     # with it (0.10), the pair (best seed 0.30) is 0.12 below the best seed (0.42): left out
-    assert OfflineAnswerer(answer_types=False).answer(q, prof, rows).evidence_ids == ["nanny"]
+    in_order = OfflineAnswerer(answer_types=False, time_order=False)
+    assert in_order.answer(q, prof, rows).evidence_ids == ["nanny"]
+    # by default the two unlinked statements left are decided by time: the later one
+    assert OfflineAnswerer(answer_types=False).answer(q, prof, rows).evidence_ids == ["acorns"]
     wide = OfflineAnswerer(relevance_margin=0.2, answer_types=False)
     assert wide.answer(q, prof, rows).evidence_ids == ["brunette"]
     # a pair whose seed is close enough still wins, through either of its rows
@@ -668,10 +711,13 @@ def test_offline_answerer_leaves_out_a_state_pair_of_a_weaker_match() -> None:
         h, profile_query(h), rows).evidence_ids == ["pink"]
     typeless = OfflineAnswerer(answer_types=False)
     assert typeless.answer(h, profile_query(h), rows).evidence_ids != ["pink"]
-    # with answer types, the rows naming nobody cannot answer "who", margin or not
+    # with answer types, the rows naming nobody cannot answer "who", margin or not;
+    # the two left both name someone and are decided by time (the later one)
     for margin in (None, 0.10):
-        assert OfflineAnswerer(relevance_margin=margin).answer(
+        assert OfflineAnswerer(relevance_margin=margin, time_order=False).answer(
             q, prof, rows).evidence_ids == ["nanny"]
+        assert OfflineAnswerer(relevance_margin=margin).answer(
+            q, prof, rows).evidence_ids == ["acorns"]
 
 
 def test_offline_answerer_margin_needs_seed_scores_and_checks_its_value() -> None:
@@ -731,14 +777,16 @@ def test_offline_answerer_skips_rows_that_cannot_answer() -> None:
     rows = [chat, team, mentor]
     who = "Who mentors Dave now?"
     assert OfflineAnswerer().answer(who, None, rows).evidence_ids == ["mentor"]
-    assert OfflineAnswerer(answer_types=False).answer(who, None, rows).evidence_ids == ["chat"]
+    assert OfflineAnswerer(answer_types=False, time_order=False).answer(
+        who, None, rows).evidence_ids == ["chat"]
     many = "How many people are on Dave's team now?"
     assert OfflineAnswerer().answer(many, None, rows).evidence_ids == ["team"]
     # a question of no particular type: only the reaction is left out
     what = "What is Dave up to these days?"
-    assert OfflineAnswerer().answer(what, None, rows).evidence_ids == ["team"]
+    assert OfflineAnswerer(time_order=False).answer(what, None, rows).evidence_ids == ["team"]
     # nothing fits: every row takes part again
-    assert OfflineAnswerer().answer(who, None, [chat, team]).evidence_ids == ["chat"]
+    assert OfflineAnswerer(time_order=False).answer(
+        who, None, [chat, team]).evidence_ids == ["chat"]
 
 
 # ------------------------------------------------------------------ time answers

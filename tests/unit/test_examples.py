@@ -43,6 +43,11 @@ EXPECTED: dict[str, list[str]] = {
         "ATMA_OLLAMA_BASE_URL is not set: running offline",
         "A: I no longer work as a teacher; I now work as a pilot.",
     ],
+    "why_was_it_missed.py": [
+        "home: linked (supersede/temporal); the old record is superseded",
+        "diet: not_flagged (no verdict); the old record is active",
+        "sleep: judged_otherwise (coexist/scope); the old record is active",
+    ],
     "shared_bank_chroma_server.py": [
         "ATMA_CHROMA_URL is not set: using an embedded bank",
         "reader: I no longer work as a teacher; I now work as a pilot.",

@@ -855,6 +855,14 @@ class WriteAudit(BaseModel):
     The LTP benchmark reads it for its bank-step breakdown.
 
     Example:
+        >>> from langchain_atma.bank.write_graph import WriteAudit
+        >>> a = WriteAudit(candidates=["r1", "r2"], flagged=["r1"],
+        ...                verdicts={"r1": "keep_both/none"})
+        >>> a.step("r2", {"supersede"}), a.step("r1", {"supersede"})
+        ('not_flagged', 'judged_otherwise')
+
+        Filled by a batch ingest:
+
         >>> from langchain_atma.bank import StateBank
         >>> from langchain_atma.bank.write_graph import ingest_events
         >>> bank = StateBank.in_memory()                              # doctest: +SKIP

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from langchain_atma.errors import AtmaError
+from langchain_atma.errors import AtmaError, ConfigError
 
 __all__ = ["build_parser", "main"]
 
@@ -82,6 +82,9 @@ def build_parser() -> argparse.ArgumentParser:
                        '{"text", "speaker", "timestamp"} objects through the write graph.')
     p.add_argument("file", help="LoCoMo JSON or JSONL file")
     p.add_argument("--sample", help="LoCoMo sample id to ingest (default: all, one namespace each)")
+    p.add_argument("--audit-jsonl", dest="audit_jsonl",
+                   help="append one JSON line per event: what the write saw and decided "
+                   "(flagged earlier records, the judge's verdicts, what was committed)")
     _add_bank_args(p)
     _add_llm_args(p)
 
@@ -215,7 +218,15 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
     from langchain_atma.ingest import ingest_file
 
     cfg = _config(args)
-    summary = ingest_file(cfg, Path(args.file), sample=args.sample, progress=True)
+    audit = Path(args.audit_jsonl) if args.audit_jsonl else None
+    if audit is not None:  # fail before anything is written, not after the ingest
+        try:
+            audit.open("a", encoding="utf-8").close()
+        except OSError as exc:
+            raise ConfigError(f"cannot write the audit file {audit}: "
+                              f"{exc.strerror or exc}") from exc
+    summary = ingest_file(cfg, Path(args.file), sample=args.sample, progress=True,
+                          audit_path=audit)
     print(json.dumps(summary, indent=2))
     return 0
 

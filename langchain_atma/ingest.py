@@ -120,12 +120,19 @@ def _strip(events: list[dict[str, str]]) -> list[dict[str, Any]]:
 
 
 def ingest_file(cfg: Any, path: Path, *, sample: str | None = None,
-                progress: bool = True) -> dict[str, Any]:
-    """Validate then ingest a file with the configured bank, judge and thresholds."""
+                progress: bool = True, audit_path: Path | None = None) -> dict[str, Any]:
+    """Validate then ingest a file with the configured bank, judge and thresholds.
+
+    With ``audit_path``, one JSON line per event is appended there: the write's
+    :class:`~langchain_atma.bank.write_graph.WriteAudit` (namespace, event and
+    record ids, candidate count) and, for every pair the gate flagged, the earlier
+    record's id and text, the judge's verdict and what was committed. It answers
+    "why was this change (not) caught?" for a real conversation.
+    """
     from langchain_atma.bank.gate import GateConfig, ProposalGate
     from langchain_atma.bank.judge import LLMJudge
     from langchain_atma.bank.sentry import Sentry, SentryThresholds
-    from langchain_atma.bank.write_graph import event_to_record, ingest_events
+    from langchain_atma.bank.write_graph import WriteAudit, event_to_record, ingest_events
     from langchain_atma.embeddings import encoder_name
 
     groups = load_events(path, sample=sample)  # all validation happens here...
@@ -145,10 +152,29 @@ def ingest_file(cfg: Any, path: Path, *, sample: str | None = None,
     summary: dict[str, Any] = {}
     for key, events in groups.items():
         ns = key or cfg.namespace
+        audit: list[WriteAudit] | None = [] if audit_path is not None else None
         rep = ingest_events(bank, events, namespace=ns, sentry=sentry, judge=judge,
-                            progress=progress)
+                            progress=progress, audit=audit)
         summary[ns] = rep.model_dump(exclude={"record_ids", "seconds"})
+        if audit_path is not None and audit is not None:
+            _write_audit(bank, ns, audit, audit_path)
     return summary
+
+
+def _write_audit(bank: Any, namespace: str, audit: list[Any], path: Path) -> None:
+    """Append one JSON line per write of ``audit`` (see :func:`ingest_file`)."""
+    ids = {i for a in audit for i in (a.record_id, *a.flagged) if i}
+    texts = {r.id: r.content for r in bank.get_many(namespace, sorted(ids))}
+    with path.open("a", encoding="utf-8") as fh:
+        for a in audit:
+            line = {
+                "namespace": namespace, "event_id": a.event_id, "record_id": a.record_id,
+                "text": texts.get(a.record_id or ""), "idempotent": a.idempotent,
+                "duplicate_of": a.duplicate_of, "candidates": len(a.candidates),
+                "flagged": [{"id": i, "text": texts.get(i), "verdict": a.verdicts.get(i),
+                             "applied": a.applied.get(i)} for i in a.flagged],
+            }
+            fh.write(json.dumps(line, ensure_ascii=False) + "\n")
 
 
 def ask_with_config(cfg: Any, question: str) -> Any:

@@ -605,3 +605,41 @@ def test_serializer_of_a_hostile_bank_stays_one_line_per_row(bank: StateBank) ->
         bank.add(MemoryRecord(namespace=NS, content=text))
     res = ask(bank, NS, "What does Ann say?", k=8)
     assert len(serialize_packet(res.packet).split("\n")) == len(res.packet.rows)
+
+
+def test_cli_ingest_writes_an_audit_line_per_event(
+    cli_bank: Path, minilm: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    lines = [{"text": "I live in Boston, near the harbour.", "speaker": "Ann",
+              "timestamp": "2024-02-01", "event_id": "a1"},
+             {"text": "I moved to Denver last month, the mountains are great.",
+              "speaker": "Ann", "timestamp": "2024-05-01", "event_id": "a2"}]
+    good = tmp_path / "moves.jsonl"
+    good.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+    audit = tmp_path / "audit.jsonl"
+    code, out, err = _run(capsys, "ingest", str(good), "--path", str(cli_bank),
+                          "--namespace", "audit-ns", "--audit-jsonl", str(audit))
+    assert code == 0, err
+    rows = [json.loads(x) for x in audit.read_text(encoding="utf-8").splitlines()]
+    assert [r["event_id"] for r in rows] == ["a1", "a2"]
+    assert rows[0]["flagged"] == [] and rows[0]["text"].startswith("I live in Boston")
+    moved = rows[1]
+    assert moved["namespace"] == "audit-ns" and moved["candidates"] >= 1
+    boston = [f for f in moved["flagged"] if f["text"].startswith("I live in Boston")]
+    assert boston and boston[0]["verdict"].startswith("supersede/")
+    assert boston[0]["applied"] == "supersede"
+    assert json.loads(out)["audit-ns"]["supersessions"] == 1
+
+
+def test_cli_ingest_unwritable_audit_file_fails_before_writing(
+    cli_bank: Path, minilm: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    before = _state(_open(cli_bank, minilm), NS, "bob")
+    good = tmp_path / "one.jsonl"
+    good.write_text(json.dumps({"text": "I like tea.", "speaker": "Ann"}) + "\n",
+                    encoding="utf-8")
+    code, _, err = _run(capsys, "ingest", str(good), "--path", str(cli_bank),
+                        "--namespace", NS, "--audit-jsonl", str(tmp_path))  # a directory
+    _one_line_error(code, err)
+    assert "audit file" in err
+    _unchanged(_open(cli_bank, minilm), before)

@@ -145,6 +145,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--samples", help="comma-separated sample ids or a count")
     b.add_argument("--k", type=int, default=5)
     b.add_argument("--plot", help="also write a PNG plot here")
+    b.add_argument("--details", help="also write one JSON line per method and question here "
+                   "(answer, scores, packet rows)")
     _add_bench_model_args(b)
     b = bsub.add_parser("seeds", help="seed-search hit rates on an LTP-format file")
     b.add_argument("file")

@@ -80,6 +80,7 @@ def run_locomo_bench(
     judge_model: BaseChatModel | None = None,
     controller_model: BaseChatModel | None = None,
     answer_model: BaseChatModel | None = None,
+    details: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Run LoCoMo QA; returns ``{"methods": {...}, "config": {...}}``.
 
@@ -94,6 +95,9 @@ def run_locomo_bench(
         controller_model: a chat model for ``atma``'s controller.
         answer_model: a chat model for both methods' answers (:class:`LLMAnswerer`;
             ``host`` without labels). The paper's LoCoMo figures are LLM-answered.
+        details: if given, one dict per (method, question) is appended: sample,
+            category, question, gold, answer, answer status, F1, BLEU-1, evidence
+            recall and the packet rows (dia_id, label, text).
 
     Raises:
         ConfigError: an unknown method.
@@ -152,10 +156,21 @@ def run_locomo_bench(
                 scores[m][f"f1:{cat}"].append(f1)
                 scores[m]["bleu1"].append(b1)
                 scores[m][f"bleu1:{cat}"].append(b1)
-                rec = evidence_recall(_dia_ids(rows, sample.sample_id), list(qa.evidence))
+                dia = _dia_ids(rows, sample.sample_id)
+                rec = evidence_recall(dia, list(qa.evidence))
                 if rec is not None:
                     scores[m]["evidence_recall"].append(rec)
                     scores[m][f"evidence_recall:{cat}"].append(rec)
+                if details is not None:
+                    details.append({
+                        "method": m, "sample": sample.sample_id, "category": cat,
+                        "question": qa.question, "gold": gold, "evidence": list(qa.evidence),
+                        "answer": pred, "status": ans.status, "f1": f1, "bleu1": b1,
+                        "evidence_recall": rec,
+                        "packet": [{"dia_id": d, "label": r.label.value if r.label else None,
+                                    "text": r.record.content}
+                                   for d, r in zip(dia, rows, strict=True)],
+                    })
     results: dict[str, Any] = {}
     for m in methods:
         s = scores[m]
@@ -201,9 +216,10 @@ def main(args: argparse.Namespace) -> int:
                 raise ConfigError(f"sample(s) not in the file: {missing}")
             samples = [s for s in samples if s.sample_id in wanted]
     models = bench_models(args)
+    details: list[dict[str, Any]] | None = [] if getattr(args, "details", None) else None
     res = run_locomo_bench(samples, k=args.k, judge_model=models["judge"],
                            controller_model=models["controller"],
-                           answer_model=models["answer"])
+                           answer_model=models["answer"], details=details)
     Path(args.out).write_text(json.dumps(res, indent=2), encoding="utf-8")
     cats = list(CATEGORY_NAMES.values())
     print("| method | F1 | BLEU-1 | ev. recall | " + " | ".join(f"F1 {c}" for c in cats) + " |")
@@ -213,6 +229,11 @@ def main(args: argparse.Namespace) -> int:
         print(f"| {m} | {row['f1']:.4f} | {row['bleu1']:.4f} | {rec:.4f} | "
               + " | ".join(f"{row['f1_by_category'][c]:.4f}" for c in cats) + " |")
     print(f"\nwrote {args.out}")
+    if details is not None:
+        with Path(args.details).open("w", encoding="utf-8") as fh:
+            for item in details:
+                fh.write(json.dumps(item, ensure_ascii=False) + "\n")
+        print(f"wrote {args.details} ({len(details)} lines)")
     if getattr(args, "plot", None):
         from langchain_atma.benchmarks.plots import plot_locomo
 

@@ -91,3 +91,27 @@ def test_cli_wires_the_model_options():
                                       "--ollama-base-url", "http://127.0.0.1:11434"])
     assert (args.answer_model, args.judge_model, args.ollama_base_url) == (
         "qwen2.5:3b", None, "http://127.0.0.1:11434")
+
+
+def test_details_list_every_answer_and_the_cli_writes_them(tmp_path, capsys):
+    from langchain_atma.benchmarks.locomo_bench import main
+    from langchain_atma.cli import build_parser
+
+    details: list[dict] = []
+    res = run_locomo_bench(load_locomo(_sample(tmp_path)), progress=False, details=details)
+    assert len(details) == 4  # 2 methods x 2 questions
+    by = {(d["method"], d["category"]): d for d in details}
+    one = by[("atma", "single-hop")]
+    assert one["gold"] == "Denver" and one["evidence"] == ["D2:2"]
+    assert one["f1"] == res["methods"]["atma"]["f1_by_category"]["single-hop"]
+    assert one["evidence_recall"] == 1.0 and one["status"] == "answered"
+    assert any(r["dia_id"] == "D2:2" and r["label"] == "current memory" for r in one["packet"])
+    assert all(r["label"] is None for r in by[("host", "single-hop")]["packet"])
+    assert by[("atma", "adversarial")]["evidence_recall"] is None  # no gold evidence ids
+    out, det = tmp_path / "res.json", tmp_path / "det.jsonl"
+    args = build_parser().parse_args(["bench", "locomo", str(_sample(tmp_path)), "--out",
+                                      str(out), "--details", str(det)])
+    assert main(args) == 0
+    lines = [json.loads(x) for x in det.read_text(encoding="utf-8").splitlines()]
+    assert len(lines) == 4 and {d["method"] for d in lines} == {"host", "atma"}
+    assert "det.jsonl (4 lines)" in capsys.readouterr().out

@@ -47,7 +47,12 @@ from langchain_atma.benchmarks.locomo import (
     load_locomo,
     score_locomo_answer,
 )
-from langchain_atma.benchmarks.ltp_bench import MemoEmbeddings, bench_models, part_name
+from langchain_atma.benchmarks.ltp_bench import (
+    MemoEmbeddings,
+    bench_models,
+    part_name,
+    write_jsonl,
+)
 from langchain_atma.errors import ConfigError
 from langchain_atma.qa.answerer import LLMAnswerer, OfflineAnswerer
 from langchain_atma.retrieval.controller import LLMController
@@ -230,10 +235,7 @@ def main(args: argparse.Namespace) -> int:
               + " | ".join(f"{row['f1_by_category'][c]:.4f}" for c in cats) + " |")
     print(f"\nwrote {args.out}")
     if details is not None:
-        with Path(args.details).open("w", encoding="utf-8") as fh:
-            for item in details:
-                fh.write(json.dumps(item, ensure_ascii=False) + "\n")
-        print(f"wrote {args.details} ({len(details)} lines)")
+        print(f"wrote {args.details} ({write_jsonl(Path(args.details), details)} lines)")
     if getattr(args, "plot", None):
         from langchain_atma.benchmarks.plots import plot_locomo
 

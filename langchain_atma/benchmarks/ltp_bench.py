@@ -96,6 +96,7 @@ __all__ = [
     "part_name",
     "run_ltp_bench",
     "unit_bank_step",
+    "write_jsonl",
 ]
 
 METHODS: tuple[str, ...] = (
@@ -675,6 +676,22 @@ def markdown_bank_steps(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def write_jsonl(path: Path, items: Sequence[dict[str, Any]]) -> int:
+    """Write one JSON line per item (UTF-8, non-ASCII kept); returns the line count.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> from langchain_atma.benchmarks.ltp_bench import write_jsonl
+        >>> with tempfile.TemporaryDirectory() as d:
+        ...     write_jsonl(pathlib.Path(d) / "x.jsonl", [{"a": 1}, {"b": "é"}])
+        2
+    """
+    with path.open("w", encoding="utf-8") as fh:
+        for item in items:
+            fh.write(json.dumps(item, ensure_ascii=False) + "\n")
+    return len(items)
+
+
 def bench_models(args: argparse.Namespace) -> dict[str, BaseChatModel | None]:
     """The chat models a benchmark command was given (``--judge-model`` etc.).
 
@@ -733,10 +750,7 @@ def main(args: argparse.Namespace) -> int:
         print("\n" + steps)
     print(f"\nwrote {args.out}")
     if details is not None:
-        with Path(args.details).open("w", encoding="utf-8") as fh:
-            for item in details:
-                fh.write(json.dumps(item, ensure_ascii=False) + "\n")
-        print(f"wrote {args.details} ({len(details)} lines)")
+        print(f"wrote {args.details} ({write_jsonl(Path(args.details), details)} lines)")
     if getattr(args, "plot", None):
         from langchain_atma.benchmarks.plots import plot_ltp
 

@@ -143,13 +143,6 @@ style has Tim been doing lately?" over "We had our first dance at a cozy
 restaurant")."""
 
 
-def _named_speaker(question: str, speakers: set[str]) -> str | None:
-    """The one of ``speakers`` that the question names, else ``None``."""
-    named = [s for s in speakers
-             if re.search(rf"(?<!\w){re.escape(s)}(?!\w)", question, re.IGNORECASE)]
-    return named[0] if len(named) == 1 else None
-
-
 def other_speaker_row(question: str, rows: Sequence[EvidenceRow]) -> EvidenceRow | None:
     """Another speaker's row that answers a question about one speaker, if any.
 
@@ -200,9 +193,15 @@ def _other_speaker(question: str, rows: Sequence[EvidenceRow]
                    ) -> tuple[str, EvidenceRow] | None:
     """``(asked speaker, other speaker's row)`` for :func:`other_speaker_row`."""
     from langchain_atma.bank.judge import content_words, statement_words
+    from langchain_atma.retrieval.rewrite import the_named_speaker
 
     speakers = {r.record.provenance.speaker for r in rows if r.record.provenance.speaker}
-    subject = _named_speaker(question, speakers) if len(speakers) > 1 else None
+    # the packet's speakers are known: look for each name (not only the first few
+    # capitalized words, as the seed search must), then the seed search's rule for
+    # names inside longer ones ("Mary" in "Mary Jane")
+    named = sorted(s for s in speakers
+                   if re.search(rf"(?<!\w){re.escape(s)}(?!\w)", question, re.IGNORECASE))
+    subject = the_named_speaker(named) if len(speakers) > 1 else None
     if subject is None:
         return None
     asked = content_words(question[:_MAX_QUESTION_CHARS]) - content_words(" ".join(speakers))

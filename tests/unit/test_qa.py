@@ -927,6 +927,11 @@ def test_other_speaker_row_finds_another_speakers_own_fact() -> None:
     assert other_speaker_row("Did Calvin or Dave see the workshop flyer?",
                              [calvin, dave]) is None
     assert other_speaker_row(q, [dave]) is None
+    # a name inside a longer speaker's name is that speaker's (the seed search's rule)
+    mary_jane = _said("Mary Jane", "Workshops sound fun, but I'm swamped.", "m1")
+    mary = _said("Mary", "Ha! I saw the workshop flyer at my local pet store.", "m2")
+    assert other_speaker_row("Where did Mary Jane see the workshop flyer?",
+                             [mary_jane, mary]) is mary
     with pytest.raises(InvalidQueryError):
         other_speaker_row(None, [calvin, dave])  # type: ignore[arg-type]
     for bad in ("rows", [calvin, "Dave: I saw it."], None):

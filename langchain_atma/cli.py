@@ -158,6 +158,24 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--out", required=True)
     b.add_argument("--profiles", help="comma-separated profile ids or a count")
     b.add_argument("--candidate-k", type=int, default=16)
+    b = bsub.add_parser("judge", help="the judge's verdicts on an LTP file's update pairs and "
+                        "negative pairs, in isolation")
+    b.add_argument("file")
+    b.add_argument("--out", required=True)
+    b.add_argument("--profiles", help="comma-separated profile ids or a count")
+    b.add_argument("--negatives", type=int, default=3,
+                   help="hard negatives per cue (nearest earlier dialog turns of the speaker)")
+    b.add_argument("--dialog-pairs", dest="dialog_pairs", type=int, default=200,
+                   help="dialog turns sampled per profile, each against its nearest earlier turn")
+    b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--details", help="also write one JSON line per judged pair here")
+    b.add_argument("--plot", help="also write a PNG plot here")
+    b.add_argument("--compare", nargs="+", metavar="RESULTS.json",
+                   help="earlier results of this command to plot beside this run")
+    g = b.add_argument_group("model (offline judge by default)")
+    g.add_argument("--ollama-base-url", dest="ollama_base_url",
+                   help="Ollama server (default ATMA_OLLAMA_BASE_URL)")
+    g.add_argument("--judge-model", dest="judge_model", help="e.g. qwen2.5:3b")
     b = bsub.add_parser("perf", help="write/read path speed and memory")
     b.add_argument("--out", required=True)
     b.add_argument("--sizes", default="1000,10000,100000")
@@ -311,6 +329,10 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         from langchain_atma.benchmarks.gate_bench import main as gate_main
 
         return gate_main(args)
+    if args.bench_command == "judge":
+        from langchain_atma.benchmarks.judge_bench import main as judge_main
+
+        return judge_main(args)
     from langchain_atma.benchmarks.perf import main as perf_main
 
     return perf_main(args)

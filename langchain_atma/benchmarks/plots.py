@@ -13,7 +13,7 @@ from typing import Any
 
 from langchain_atma.errors import ConfigError
 
-__all__ = ["LTP_PLOT_METRICS", "plot_locomo", "plot_ltp", "plot_perf"]
+__all__ = ["LTP_PLOT_METRICS", "plot_judge", "plot_locomo", "plot_ltp", "plot_perf"]
 
 LTP_PLOT_METRICS = ("bank_role", "evidence_support", "state_fit_at_1", "label_accuracy",
                     "qa_acc", "conflict_acc", "fact_acc")
@@ -100,6 +100,44 @@ def plot_locomo(results: dict[str, Any], out: Path) -> Path:
     _grouped_bars(ax, cats, {m: [results["methods"][m]["f1_by_category"][c] for c in cats]
                              for m in methods})
     ax.set_title("LoCoMo F1 by category (offline answerer)")
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+    return out
+
+
+def plot_judge(runs: dict[str, dict[str, Any]], out: Path) -> Path:
+    """``atma bench judge`` results of one or more files side by side.
+
+    Left: the share of units the judge gives the right verdict, per update type.
+    Right: the false-link rates on hard negatives and on dialog pairs.
+
+    Args:
+        runs: ``{label: results}``, e.g. one entry per LTP-format file.
+        out: the PNG path.
+
+    Raises:
+        ConfigError: no runs, or matplotlib is missing.
+    """
+    if not runs:
+        raise ConfigError("plot_judge needs at least one result")
+    plt = _plt()
+    types = sorted({t for r in runs.values() for t in r["units"]["by_update_type"]})
+    groups = [*types, "all"]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4),
+                                      gridspec_kw={"width_ratios": [3, 1.4]})
+    _grouped_bars(left, groups, {
+        name: [r["units"]["by_update_type"].get(t, {}).get("accuracy", 0.0) for t in types]
+        + [r["units"]["accuracy"]] for name, r in runs.items()})
+    left.set_ylim(0, 1.05)
+    left.set_title("units with the right verdict (judge alone)")
+    _grouped_bars(right, ["hard negatives", "dialog pairs"], {
+        name: [r["hard_negatives"]["false_link_rate"], r["dialog_pairs"]["false_link_rate"]]
+        for name, r in runs.items()})
+    right.set_title("false-link rate")
+    judges = sorted({r["config"].get("judge_model") or r["config"]["judge"]
+                     for r in runs.values()})
+    fig.suptitle(f"atma bench judge: {', '.join(judges)}")
     fig.tight_layout()
     fig.savefig(out, dpi=120)
     plt.close(fig)

@@ -406,6 +406,6 @@ def main(args: Any) -> int:
     if getattr(args, "plot", None):
         from langchain_atma.benchmarks.plots import plot_judge
 
-        plot_judge({Path(args.file).stem: res, **earlier}, Path(args.plot))
+        plot_judge({**earlier, Path(args.file).stem: res}, Path(args.plot))  # this run last
         print(f"wrote {args.plot}")
     return 0

@@ -129,11 +129,14 @@ def plot_judge(runs: dict[str, dict[str, Any]], out: Path) -> Path:
     _grouped_bars(left, groups, {
         name: [r["units"]["by_update_type"].get(t, {}).get("accuracy", 0.0) for t in types]
         + [r["units"]["accuracy"]] for name, r in runs.items()})
-    left.set_ylim(0, 1.05)
+    left.set_ylim(0, 1.3)  # room for the legend above the bars
     left.set_title("units with the right verdict (judge alone)")
     _grouped_bars(right, ["hard negatives", "dialog pairs"], {
         name: [r["hard_negatives"]["false_link_rate"], r["dialog_pairs"]["false_link_rate"]]
         for name, r in runs.items()})
+    top = max(max(r["hard_negatives"]["false_link_rate"], r["dialog_pairs"]["false_link_rate"])
+              for r in runs.values())
+    right.set_ylim(0, max(0.05, top) * 1.4)
     right.set_title("false-link rate")
     judges = sorted({r["config"].get("judge_model") or r["config"]["judge"]
                      for r in runs.values()})

@@ -221,17 +221,21 @@ def run_judge_bench(
     judge_s = 0.0
     n_judged = 0
 
+    reasons: list[str] = []
+
     def ask(inp: JudgeInput) -> str:
         nonlocal judge_s, n_judged
         t = time.perf_counter()
         verdict = judge.judge(inp)
         judge_s += time.perf_counter() - t
         n_judged += 1
+        reasons.append(verdict.reason)
         return verdict.action
 
     def note(kind: str, prof: LtpProfile, inp: JudgeInput, action: str, **extra: Any) -> None:
         if details is not None:
             details.append({"pair": kind, "profile": prof.profile_id, "action": action,
+                            "reason": reasons[-1][:300],
                             "old_event": inp.old.provenance.source_event_id,
                             "new_event": inp.new.provenance.source_event_id,
                             "old": inp.old.content[:300], "new": inp.new.content[:300],

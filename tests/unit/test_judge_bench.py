@@ -136,6 +136,7 @@ def test_dialog_sample_is_seeded(tmp_path, fake_embeddings):
     run_judge_bench(_tiny(tmp_path), judge=_Scripted(), embeddings=fake_embeddings,
                     progress=False, details=details)
     assert [d["pair"] for d in details].count("dialog") == 5
+    assert {d["reason"] for d in details} == {"scripted"}
     assert {d["pair"] for d in details} == {"old_new", "old_transition", "transition_new",
                                            "hard_negative", "dialog"}
     assert all(d["correct"] is (d["action"] == "keep_both") for d in details

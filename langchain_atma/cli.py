@@ -45,13 +45,15 @@ def _add_llm_args(p: argparse.ArgumentParser) -> None:
                    choices=["online", "shadow", "off"], help="ATMA_CONTROLLER_MODE")
 
 
-def _add_bench_model_args(p: argparse.ArgumentParser) -> None:
+def _add_bench_model_args(p: argparse.ArgumentParser, *, judge_only: bool = False) -> None:
     g = p.add_argument_group(
         "models (offline defaults; only the parts named here use a model, model names in "
         "the environment are ignored)")
     g.add_argument("--ollama-base-url", dest="ollama_base_url",
                    help="Ollama server (default ATMA_OLLAMA_BASE_URL)")
     g.add_argument("--judge-model", dest="judge_model", help="e.g. qwen2.5:3b")
+    if judge_only:
+        return
     g.add_argument("--controller-model", dest="controller_model")
     g.add_argument("--answer-model", dest="answer_model",
                    help="answers for every method, host included")
@@ -172,10 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--plot", help="also write a PNG plot here")
     b.add_argument("--compare", nargs="+", metavar="RESULTS.json",
                    help="earlier results of this command to plot beside this run")
-    g = b.add_argument_group("model (offline judge by default)")
-    g.add_argument("--ollama-base-url", dest="ollama_base_url",
-                   help="Ollama server (default ATMA_OLLAMA_BASE_URL)")
-    g.add_argument("--judge-model", dest="judge_model", help="e.g. qwen2.5:3b")
+    _add_bench_model_args(b, judge_only=True)
     b = bsub.add_parser("perf", help="write/read path speed and memory")
     b.add_argument("--out", required=True)
     b.add_argument("--sizes", default="1000,10000,100000")

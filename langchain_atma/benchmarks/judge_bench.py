@@ -60,6 +60,8 @@ from langchain_core.language_models import BaseChatModel
 
 from langchain_atma.bank.gate import GateConfig, ProposalGate
 from langchain_atma.bank.judge import BaseJudge, JudgeInput, LLMJudge, OfflineJudge
+from langchain_atma.benchmarks.gate_bench import _default_scorer
+from langchain_atma.benchmarks.ltp_bench import _CHANGE_ACTIONS, _COEXIST_ACTIONS, part_name
 from langchain_atma.benchmarks.ltp_format import (
     EventKind,
     LtpEvent,
@@ -75,9 +77,8 @@ __all__ = ["POOL_K", "expected_actions", "markdown_table", "run_judge_bench"]
 POOL_K = 16
 """Write-time pool size for the hub score (the write path's ``candidate_k``)."""
 
-_CHANGE = frozenset({"supersede", "transition"})
-_COEXIST = frozenset({"coexist", "scoped_exception"})
 _PAIR_KINDS = ("old_new", "old_transition", "transition_new")
+_NO_LINK = frozenset({"keep_both"})
 
 
 def expected_actions(update_type: str) -> frozenset[str]:
@@ -87,9 +88,9 @@ def expected_actions(update_type: str) -> frozenset[str]:
         ConfigError: an unknown update type.
     """
     if update_type == "scope":
-        return _COEXIST
+        return _COEXIST_ACTIONS
     if update_type in ("temporal", "negation", "value"):
-        return _CHANGE
+        return _CHANGE_ACTIONS
     raise ConfigError(f"unknown update type {update_type!r}")
 
 
@@ -101,6 +102,8 @@ class _Profile:
     vecs: np.ndarray
     sims: np.ndarray
     index: dict[str, int]
+    speakers: np.ndarray
+    dialog: np.ndarray
 
 
 class _PairMaker:
@@ -108,7 +111,6 @@ class _PairMaker:
 
     def __init__(self, scorer: Any, namespace: str) -> None:
         self.gate = ProposalGate(scorer, GateConfig())
-        self.scorer = scorer
         self.ns = namespace
 
     def record(self, ev: LtpEvent, status: RecordStatus = RecordStatus.ACTIVE) -> MemoryRecord:
@@ -138,11 +140,8 @@ class _PairMaker:
 
 def _earlier_of_speaker(prof: _Profile, i: int, dialog_only: bool = False) -> np.ndarray:
     """Earlier records of record ``i``'s speaker, nearest first (stable)."""
-    ev = prof.events
-    prior = np.array([j for j in range(i) if ev[j].speaker == ev[i].speaker
-                      and (not dialog_only or ev[j].kind is EventKind.DIALOG)], dtype=int)
-    if prior.size == 0:
-        return prior
+    mine = prof.speakers[:i] == prof.speakers[i]
+    prior = np.flatnonzero(mine & prof.dialog[:i] if dialog_only else mine)
     return prior[np.argsort(-prof.sims[i, prior], kind="stable")]
 
 
@@ -152,13 +151,9 @@ def _prepare(profile: LtpProfile, emb: Embeddings) -> _Profile:
     vec = unit_vectors_by_text(emb, [e.text for e in profile.events])
     mat = np.stack([vec[e.text] for e in profile.events]).astype(np.float32)
     return _Profile(events=profile.events, vecs=mat, sims=mat @ mat.T,
-                    index={e.event_id: i for i, e in enumerate(profile.events)})
-
-
-def _default_scorer(emb: Embeddings) -> Any:
-    from langchain_atma.benchmarks.gate_bench import _default_scorer as scorer_for
-
-    return scorer_for(emb)
+                    index={e.event_id: i for i, e in enumerate(profile.events)},
+                    speakers=np.array([e.speaker for e in profile.events], dtype=object),
+                    dialog=np.array([e.kind is EventKind.DIALOG for e in profile.events]))
 
 
 def run_judge_bench(
@@ -221,29 +216,28 @@ def run_judge_bench(
     judge_s = 0.0
     n_judged = 0
 
-    reasons: list[str] = []
-
-    def ask(inp: JudgeInput) -> str:
+    def ask(kind: str, prof: _Profile, old: int, new: int, want: frozenset[str], *,
+            status: RecordStatus = RecordStatus.ACTIVE, **extra: Any) -> str:
+        """Judge one pair, time it, and note it in ``details``; returns the action."""
         nonlocal judge_s, n_judged
+        inp = maker.make(prof, old, new, status)
         t = time.perf_counter()
         verdict = judge.judge(inp)
         judge_s += time.perf_counter() - t
         n_judged += 1
-        reasons.append(verdict.reason)
-        return verdict.action
-
-    def note(kind: str, prof: LtpProfile, inp: JudgeInput, action: str, **extra: Any) -> None:
         if details is not None:
-            details.append({"pair": kind, "profile": prof.profile_id, "action": action,
-                            "reason": reasons[-1][:300],
+            details.append({"pair": kind, "profile": profile.profile_id,
+                            "action": verdict.action, "reason": verdict.reason[:300],
                             "old_event": inp.old.provenance.source_event_id,
                             "new_event": inp.new.provenance.source_event_id,
                             "old": inp.old.content[:300], "new": inp.new.content[:300],
-                            "gate_score": inp.gate_score, **extra})
+                            "gate_score": inp.gate_score,
+                            "correct": verdict.action in want, **extra})
+        return verdict.action
 
+    maker = _PairMaker(scorer, "judge-bench")
     for profile in tqdm(chosen, desc="profiles", disable=not progress):
         prof = _prepare(profile, emb)
-        maker = _PairMaker(scorer, "judge-bench")
         cues: set[int] = set()
         for u in profile.units:
             ut = u.update_type.value
@@ -251,46 +245,29 @@ def run_judge_bench(
             old, new = prof.index[u.old_event_id], prof.index[u.new_event_id]
             tr = prof.index.get(u.transition_event_id) if u.transition_event_id else None
             cues.update(i for i in (old, new, tr) if i is not None)
-            right: dict[str, bool] = {}
-            acted: dict[str, str] = {}
-            pairs = [("old_new", old, new)] + ([("old_transition", old, tr)]
-                                                if tr is not None else [])
-            for kind, a, b in pairs:
-                inp = maker.make(prof, a, b)
-                action = ask(inp)
-                acted[kind] = action
-                right[kind] = action in want
-                upd.setdefault(kind, {}).setdefault(ut, Counter())[action] += 1
-                note(kind, profile, inp, action, unit_id=u.unit_id, update_type=ut,
-                     correct=right[kind])
+            pairs = [("old_new", old, new)]
             if tr is not None:
+                pairs += [("old_transition", old, tr), ("transition_new", tr, new)]
+            acted: dict[str, str] = {}
+            for kind, a, b in pairs:
                 # the transition record is a `transition` only if the judge said so
-                status = (RecordStatus.TRANSITION if acted.get("old_transition") == "transition"
-                          else RecordStatus.ACTIVE)
-                inp = maker.make(prof, tr, new, status)
-                action = ask(inp)
-                right["transition_new"] = action in want
-                upd.setdefault("transition_new", {}).setdefault(ut, Counter())[action] += 1
-                note("transition_new", profile, inp, action, unit_id=u.unit_id,
-                     update_type=ut, correct=right["transition_new"])
+                status = (RecordStatus.TRANSITION if kind == "transition_new"
+                          and acted["old_transition"] == "transition" else RecordStatus.ACTIVE)
+                action = acted[kind] = ask(kind, prof, a, b, want, status=status,
+                                           unit_id=u.unit_id, update_type=ut)
+                upd.setdefault(kind, {}).setdefault(ut, Counter())[action] += 1
+            right = {kind: action in want for kind, action in acted.items()}
             ok = right["old_new"] or (tr is not None and right["old_transition"]
                                       and right["transition_new"])
             unit_ok.setdefault(ut, []).append(int(ok))
         for i in sorted(cues):
             for j in _earlier_of_speaker(prof, i, dialog_only=True)[:negatives]:
-                inp = maker.make(prof, int(j), i)
-                action = ask(inp)
-                neg[action] += 1
-                note("hard_negative", profile, inp, action, correct=action == "keep_both")
-        turns = [i for i, e in enumerate(prof.events) if e.kind is EventKind.DIALOG]
+                neg[ask("hard_negative", prof, int(j), i, _NO_LINK)] += 1
+        turns = np.flatnonzero(prof.dialog).tolist()
         for i in sorted(rng.sample(turns, min(dialog_pairs, len(turns)))):
             near = _earlier_of_speaker(prof, i, dialog_only=True)
-            if near.size == 0:
-                continue
-            inp = maker.make(prof, int(near[0]), i)
-            action = ask(inp)
-            dia[action] += 1
-            note("dialog", profile, inp, action, correct=action == "keep_both")
+            if near.size:
+                dia[ask("dialog", prof, int(near[0]), i, _NO_LINK)] += 1
 
     def summary(by_type: dict[str, Counter[str]]) -> dict[str, Any]:
         rows: dict[str, dict[str, Any]] = {}
@@ -324,7 +301,7 @@ def run_judge_bench(
         "dialog_pairs": false_links(dia),
         "config": {"file": str(path), "profiles": [p.profile_id for p in chosen],
                    "judge": type(judge).__name__,
-                   "judge_model": _model_name(judge_model) if judge_model is not None else None,
+                   "judge_model": part_name(judge_model) if judge_model is not None else None,
                    "judge_stats": dict(stats) if isinstance(stats, dict) else None,
                    "negatives": negatives, "dialog_pairs": dialog_pairs, "seed": seed,
                    "pool_k": POOL_K, "encoder": encoder_name(emb), "scorer": type(scorer).__name__,
@@ -332,12 +309,6 @@ def run_judge_bench(
                    "judge_ms_per_pair": round(1000 * judge_s / max(n_judged, 1), 3),
                    "seconds": round(time.perf_counter() - t0, 1)},
     }
-
-
-def _model_name(model: BaseChatModel) -> str:
-    from langchain_atma.benchmarks.ltp_bench import part_name
-
-    return part_name(model)
 
 
 def markdown_table(res: dict[str, Any]) -> str:

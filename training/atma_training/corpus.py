@@ -7,7 +7,10 @@ Files (JSON lines, one object per line), written in batches from
   statement pair of one speaker with the judge's verdict (fusion action and
   conflict type), or a transition chain (old -> transition -> new);
 * ``corpus/questions/bNN.jsonl``: :class:`QuestionLine` objects, a question
-  with the state view it asks for.
+  with the state view it asks for;
+* ``corpus/dialogs/cNN.jsonl``: :class:`DialogLine` objects, whole conversations
+  between two friends in which no personal fact changes (``DIALOGS.md``): any two
+  turns of one speaker are a ``keep_both`` pair (:func:`dialog_pairs`).
 
 :func:`expand` turns a line into the judge's training pairs: a transition
 chain gives three (old -> transition: ``transition``; transition -> new and
@@ -40,6 +43,8 @@ __all__ = [
     "CORPUS_DIR",
     "CorpusError",
     "CorpusLine",
+    "DialogLine",
+    "DialogTurn",
     "LabelledPair",
     "NEGATIVE_SUBTYPES",
     "QuestionLine",
@@ -47,6 +52,8 @@ __all__ = [
     "VIEWS",
     "change_words_in",
     "expand",
+    "dialog_pairs",
+    "load_dialogs",
     "load_lines",
     "load_questions",
 ]
@@ -184,6 +191,65 @@ class QuestionLine(BaseModel):
         return self
 
 
+class DialogTurn(BaseModel):
+    """One turn of a conversation."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    speaker: str = Field(min_length=1, max_length=40, description="Who says it.")
+    text: str = Field(min_length=1, max_length=1200, description="What is said.")
+
+
+class DialogLine(BaseModel):
+    """A conversation between two friends in which no personal fact changes."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(pattern=r"^c\d\d-\d{3}$", description="Batch and number: c03-017.")
+    topic: str = Field(pattern=r"^chat\.[a-z_]+$", description="chat.<topic>.")
+    speakers: tuple[str, str] = Field(description="The two speakers.")
+    style: str = Field(min_length=2, max_length=30, description="The conversation's tone.")
+    turns: tuple[DialogTurn, ...] = Field(min_length=20, max_length=60,
+                                          description="The turns, in order.")
+
+    @model_validator(mode="after")
+    def _speakers(self) -> DialogLine:
+        if self.speakers[0] == self.speakers[1]:
+            raise ValueError("the two speakers must differ")
+        unknown = {t.speaker for t in self.turns} - set(self.speakers)
+        if unknown:
+            raise ValueError(f"turns by {sorted(unknown)}, not one of the speakers")
+        if any("{" in t.text or "}" in t.text for t in self.turns):
+            raise ValueError("texts must not contain template braces")
+        return self
+
+    @property
+    def batch(self) -> str:
+        """The batch id (``c03``)."""
+        return self.id.split("-")[0]
+
+
+def dialog_pairs(dialog: DialogLine, nearest: dict[int, list[int]] | None = None
+                 ) -> list[LabelledPair]:
+    """``keep_both`` pairs (earlier turn, later turn) of one speaker of a conversation.
+
+    Args:
+        dialog: the conversation.
+        nearest: per turn index, the earlier turn indexes to pair it with (for example
+            the nearest by embedding); default every earlier turn of the speaker.
+    """
+    out: list[LabelledPair] = []
+    for j, turn in enumerate(dialog.turns):
+        earlier = [i for i in range(j) if dialog.turns[i].speaker == turn.speaker]
+        chosen = earlier if nearest is None else [i for i in nearest.get(j, []) if i in earlier]
+        for i in chosen:
+            out.append(LabelledPair(dialog.turns[i].text, turn.text, "keep_both", "none",
+                                    slot=dialog.topic, line_id=f"{dialog.id}:{i}-{j}",
+                                    kind="negative", subtype="dialog", indirect=False,
+                                    style="chat"))
+    return out
+
+
 @dataclass(frozen=True)
 class LabelledPair:
     """One (old, new) training pair for the judge."""
@@ -273,6 +339,38 @@ def load_lines(paths: Iterable[Path] | None = None, *, strict: bool = True) -> l
                 continue
             ids.add(line.id)
             out.append(line)
+    return out
+
+
+def load_dialogs(paths: Iterable[Path] | None = None, *,
+                 strict: bool = True) -> list[DialogLine]:
+    """Read and validate conversations (default: every file of ``corpus/dialogs``).
+
+    Raises:
+        CorpusError: (strict) a line is malformed, or two lines share an id.
+    """
+    out: list[DialogLine] = []
+    ids: set[str] = set()
+    for path in _files(paths, "dialogs"):
+        try:
+            rows = list(_read_jsonl(path))
+        except CorpusError:
+            if strict:
+                raise
+            continue
+        for no, obj in rows:
+            try:
+                d = DialogLine.model_validate(obj)
+            except ValidationError as exc:
+                if strict:
+                    raise CorpusError(f"{path}:{no}: {exc.errors()[0]['msg']}") from exc
+                continue
+            if d.id in ids:
+                if strict:
+                    raise CorpusError(f"{path}:{no}: duplicate id {d.id}")
+                continue
+            ids.add(d.id)
+            out.append(d)
     return out
 
 

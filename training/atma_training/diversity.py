@@ -25,8 +25,10 @@ from collections.abc import Iterable, Sequence
 __all__ = [
     "FRAME_MIN_WORDS",
     "FUNCTION_WORDS",
+    "content_words",
     "distinct_n",
     "frame",
+    "shared_content",
     "shared_frames",
 ]
 
@@ -49,9 +51,47 @@ FUNCTION_WORDS = frozenset(
 
 _WORD = re.compile(r"[a-z0-9']+")
 
+_CHAT_WORDS = frozenset(
+    "lol lmao haha hahaha omg ok okay yeah yep yes nah tbh honestly ugh hey hi oh well "
+    "like really u ur im get got go going went make made thing things bit lot way "
+    "know think feel want need good great day week today time back one".split())
+"""Chat filler that says nothing about a topic (ignored by :func:`content_words`)."""
+
 
 def _words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
+
+
+def content_words(text: str) -> set[str]:
+    """The topical words of ``text``: not function words, chat filler or 1-2 letters.
+
+    A plural ending is dropped so that "plant" / "plants" and "ferry" / "ferries"
+    count as one word.
+
+    Example:
+        >>> sorted(content_words("lol my two plants are thriving, the plant shop rocks"))
+        ['plant', 'rock', 'shop', 'thriving', 'two']
+    """
+    out: set[str] = set()
+    for w in _words(text):
+        if len(w) < 3 or w in FUNCTION_WORDS or w in _CHAT_WORDS:
+            continue
+        if len(w) > 4 and w.endswith("ies"):
+            w = w[:-3] + "y"
+        elif len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
+            w = w[:-1]
+        out.add(w)
+    return out
+
+
+def shared_content(texts: Sequence[str]) -> set[str]:
+    """Content words shared by any two of ``texts`` (empty: the texts are disjoint)."""
+    out: set[str] = set()
+    sets = [content_words(t) for t in texts]
+    for i, a in enumerate(sets):
+        for b in sets[i + 1:]:
+            out |= a & b
+    return out
 
 
 def frame(text: str) -> str | None:

@@ -7,12 +7,17 @@ Three kinds of evaluation source:
 * the **LTP builder** (:mod:`langchain_atma.benchmarks.ltp_build`): its cue and
   question templates and its value pools.
 
-A *leak* is either a run of :data:`SHINGLE_WORDS` (8) or more words shared with
-a source (after lower-casing and keeping letters, digits and apostrophes; a
-template is split at its ``{placeholders}``), or a *banned name*: a
+A *leak* is a run of :data:`SHINGLE_WORDS` (8) or more words shared with a
+source (after lower-casing and keeping letters, digits and apostrophes; a
+template is split at its ``{placeholders}``); a *phrase* of a held-out cue set:
+a run of :data:`PHRASE_WORDS` (5) words with at least three content words (not
+in :data:`atma_training.diversity.FUNCTION_WORDS`), shared with a held-out file
+(these files are short and written for evaluation, so even a phrase of theirs is
+kept out); or a *banned name*: a
 capitalized value of the builder's pools or name list, a capitalized value of a
 held-out unit, or a LoCoMo speaker name, found as a whole word with its
-capital letter. Common nouns of the pools ("nurse", "cat") are not names.
+capital letter (a possessive "'s" after it counts). Common nouns of the pools
+("nurse", "cat") are not names.
 
 Example:
     >>> sorted(shingles("one two three four five six seven eight nine", 8))
@@ -31,6 +36,7 @@ from typing import Any
 __all__ = [
     "EvalSources",
     "Leak",
+    "PHRASE_WORDS",
     "SHINGLE_WORDS",
     "find_leaks",
     "load_eval_sources",
@@ -40,6 +46,12 @@ __all__ = [
 
 SHINGLE_WORDS = 8
 """Length of a shared word run that counts as a leak."""
+
+PHRASE_WORDS = 5
+"""Length of a held-out phrase that counts as a leak."""
+
+PHRASE_CONTENT_WORDS = 3
+"""Content words a held-out phrase needs (fewer: common English, "for the first time in")."""
 
 _WORD = re.compile(r"[a-z0-9']+")
 _PLACEHOLDER = re.compile(r"\{[^{}]*\}")
@@ -55,6 +67,15 @@ def shingles(text: str, n: int = SHINGLE_WORDS) -> Iterator[str]:
     words = _WORD.findall(text.lower())
     for i in range(len(words) - n + 1):
         yield " ".join(words[i:i + n])
+
+
+def phrases(text: str, n: int = PHRASE_WORDS) -> Iterator[str]:
+    """Every run of ``n`` words of ``text`` with :data:`PHRASE_CONTENT_WORDS` content words."""
+    from atma_training.diversity import FUNCTION_WORDS
+
+    for run in shingles(text, n):
+        if sum(w not in FUNCTION_WORDS for w in run.split()) >= PHRASE_CONTENT_WORDS:
+            yield run
 
 
 def _strings(obj: Any) -> Iterator[str]:
@@ -74,6 +95,8 @@ class EvalSources:
 
     shingles: dict[str, str] = field(default_factory=dict)
     """Shingle -> the source it came from."""
+    phrases: dict[str, str] = field(default_factory=dict)
+    """Held-out phrase -> the held-out file it came from."""
     names: dict[str, str] = field(default_factory=dict)
     """Banned name -> the source it came from."""
     sources: list[str] = field(default_factory=list)
@@ -84,7 +107,7 @@ class EvalSources:
         """One regex matching every banned name as a whole word (built once)."""
         if self._pattern is None and self.names:
             alts = sorted((re.escape(n) for n in self.names), key=len, reverse=True)
-            self._pattern = re.compile(r"(?<![\w'])(?:" + "|".join(alts) + r")(?![\w'])")
+            self._pattern = re.compile(r"(?<!\w)(?:" + "|".join(alts) + r")(?!\w)")
         return self._pattern
 
     def add_text(self, text: str, source: str) -> None:
@@ -92,6 +115,12 @@ class EvalSources:
         for part in _PLACEHOLDER.split(text):
             for s in shingles(part):
                 self.shingles.setdefault(s, source)
+
+    def add_phrases(self, text: str, source: str) -> None:
+        """Add every phrase of a held-out ``text`` (split at template placeholders)."""
+        for part in _PLACEHOLDER.split(text):
+            for s in phrases(part):
+                self.phrases.setdefault(s, source)
 
     def add_name(self, name: str, source: str) -> None:
         """Ban a capitalized value (ignored unless it starts with a capital letter)."""
@@ -117,6 +146,7 @@ def _add_heldout(src: EvalSources, path: Path) -> None:
     units = data.get("units", []) if isinstance(data, dict) else data
     for text in _strings(data):
         src.add_text(text, path.name)
+        src.add_phrases(text, path.name)
     for unit in units if isinstance(units, list) else []:
         if isinstance(unit, dict):
             for key in ("old_value", "current_value"):
@@ -167,20 +197,26 @@ class Leak:
 
     path: str
     kind: str
-    """``shingle`` or ``name``."""
+    """``shingle``, ``phrase`` or ``name``."""
     text: str
     source: str
 
 
 def find_leaks(text: str, src: EvalSources, path: str = "", *, names: bool = True,
                limit: int = 50) -> list[Leak]:
-    """The shared word runs and banned names in ``text`` (at most ``limit``)."""
+    """The shared word runs, held-out phrases and banned names in ``text`` (at most ``limit``)."""
     out: list[Leak] = []
     seen: set[str] = set()
     for s in shingles(text):
         if s in src.shingles and s not in seen:
             seen.add(s)
             out.append(Leak(path, "shingle", s, src.shingles[s]))
+            if len(out) >= limit:
+                return out
+    for s in phrases(text):
+        if s in src.phrases and s not in seen:
+            seen.add(s)
+            out.append(Leak(path, "phrase", s, src.phrases[s]))
             if len(out) >= limit:
                 return out
     pattern = src.name_pattern() if names else None

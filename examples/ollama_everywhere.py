@@ -4,7 +4,7 @@ With ``ATMA_OLLAMA_BASE_URL`` set (e.g. ``http://127.0.0.1:11434``), the judge,
 the bounded controller and the answerer are ``ChatOllama`` models
 (``ATMA_JUDGE_MODEL``, ``ATMA_CONTROLLER_MODEL``, ``ATMA_ANSWER_MODEL``; each
 defaults to ``qwen2.5:3b``). Without it, the example says so and runs the
-offline parts (rule judge, offline controller, offline answerer): no network.
+offline parts (learned judge, offline controller, offline answerer): no network.
 
 Run: ``python examples/ollama_everywhere.py``
 """
@@ -56,7 +56,7 @@ def main() -> None:
         print(f"using Ollama at {os.environ['ATMA_OLLAMA_BASE_URL']} for judge, controller "
               "and answerer")
     else:
-        print("ATMA_OLLAMA_BASE_URL is not set: running offline (rule judge, offline "
+        print("ATMA_OLLAMA_BASE_URL is not set: running offline (learned judge, offline "
               "controller, offline answerer)")
     with tempfile.TemporaryDirectory(prefix="atma-ollama-") as bank_dir:
         bank = StateBank(path=bank_dir)

@@ -43,7 +43,7 @@ def main() -> None:
         builder.add_edge("save_city", END)
         graph = builder.compile(store=store)
 
-        for city in ("Boston", "Denver", "Chicago"):
+        for city in ("Boston", "Seattle", "Chicago"):
             out = graph.invoke({"user": "ann", "city": city})
             print(f"saved {city} (previous: {out['previous']})")
 

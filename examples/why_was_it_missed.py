@@ -1,11 +1,11 @@
 """Why did the memory miss a change? Ask the write audit.
 
-Three facts of one user change. The offline judge reads the move from Boston to
-Denver ("I moved to ..."); the other two changes are told without saying that
-anything changed, and the offline defaults miss them. ``ingest_events(..., audit=[])``
-records, for every write,
-what the bank level saw and decided: the candidate pool, the pairs the gate flagged,
-the judge's verdicts and the decisions committed. ``WriteAudit.step`` then tells at
+Three facts of one user change. The learned judge links the move from Boston to
+Seattle ("I moved to ...") and the new bedtime, told without any change word; it
+reads the steak dinner as one evening, not the end of being vegetarian, and keeps
+both. ``ingest_events(..., audit=[])`` records, for every write, what the bank
+level saw and decided: the candidate pool, the pairs the gate flagged, the judge's
+verdicts and the decisions committed. ``WriteAudit.step`` then tells at
 which step a link that should exist was lost: not a candidate, not flagged, judged
 otherwise, or not applied.
 
@@ -22,9 +22,9 @@ TURNS = [
     ("e2", "2024-01-20", "I'm vegetarian, haven't eaten meat in years."),
     ("e3", "2024-01-28", "I'm a night owl, rarely asleep before 2am."),
     ("e4", "2024-02-02", "Made pancakes this morning, the kids loved them."),
-    ("e5", "2024-03-15", "I moved to Denver last month, the mountains are unreal."),
+    ("e5", "2024-03-15", "I moved to Seattle last month, the mountains are unreal."),
     ("e6", "2024-04-01", "Grilled steaks for everyone last night, best burger of my life."),
-    ("e7", "2024-04-09", "In bed by ten every night lately, and up with the sun."),
+    ("e7", "2024-04-09", "Asleep before ten most nights lately, and up with the sun."),
 ]
 
 CHANGES = [("e1", "e5", "home"), ("e2", "e6", "diet"), ("e3", "e7", "sleep")]
@@ -47,10 +47,9 @@ def main() -> None:
         print(f"{what}: {step} ({verdict}); the old record is {old.status.value}")
         print(f"    old: {old.content}")
         print(f"    new: {new.content}")
-    # not_flagged: the gate passed the pair over (no change wording for the offline
-    # judge to act on); judged_otherwise: the judge saw it and chose another action.
-    # An LLM judge reads such changes: LLMJudge(ChatOllama(model="qwen2.5:3b")), and
-    # GateConfig(actionable_only=False) so that the gate routes them to it.
+    # not_candidate / not_flagged: the judge never read the pair; judged_otherwise: it
+    # read it and chose another action. With a chat model, the pairs the learned judge
+    # is unsure of go to it: EscalatingJudge(LearnedJudge(), LLMJudge(ChatOllama(...))).
 
 
 if __name__ == "__main__":

@@ -1,13 +1,14 @@
 """LangGraph server entry point: the A-TMA bank write graph, configured from the environment.
 
 Settings come from ``AtmaConfig.resolve()`` (``ATMA_PATH`` / ``ATMA_CHROMA_URL``,
-``ATMA_NAMESPACE``, ``ATMA_OLLAMA_BASE_URL`` + ``ATMA_JUDGE_MODEL``...). Without
-an Ollama judge the offline rule judge is used.
+``ATMA_NAMESPACE``, ``ATMA_OLLAMA_BASE_URL`` + ``ATMA_JUDGE_MODEL``...). The
+learned judge decides; with an Ollama judge model, the pairs it is unsure of go to
+that model.
 
 Input (JSON-friendly)::
 
     {"namespace": "alice",
-     "event": {"text": "I moved to Denver.", "speaker": "alice",
+     "event": {"text": "I moved to Seattle.", "speaker": "alice",
                "timestamp": "2023-06-01T10:00:00", "event_id": "e2"}}
 
 or ``{"record": {...MemoryRecord fields...}}``. The namespace defaults to
@@ -23,7 +24,6 @@ from typing import Any, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
-from langchain_atma.bank.judge import LLMJudge
 from langchain_atma.bank.write_graph import WriteState, create_write_graph, event_to_record
 from langchain_atma.config import AtmaConfig
 from langchain_atma.errors import InvalidRecordError
@@ -31,9 +31,7 @@ from langchain_atma.records import MemoryRecord
 
 cfg = AtmaConfig.resolve()
 bank = cfg.make_bank()
-_judge_model = cfg.ollama_model("judge")
-judge = LLMJudge(_judge_model) if _judge_model is not None else None
-write = create_write_graph(bank, judge=judge)
+write = create_write_graph(bank, judge=cfg.make_judge(), gate=cfg.make_gate())
 
 
 class WriteInput(TypedDict, total=False):

@@ -1,7 +1,7 @@
 """langchain-atma: state-aware long-term memory (A-TMA) for LangChain and LangGraph.
 
 The three levels live in three subpackages: :mod:`langchain_atma.bank` (records,
-state commits, Sentry, Judge, write graph), :mod:`langchain_atma.retrieval`
+state commits, proposal gate, learned judge, write graph), :mod:`langchain_atma.retrieval`
 (query profiler, evidence pool, bounded controller, read graph) and
 :mod:`langchain_atma.qa` (labels, serializer, answerers). The names below are
 imported lazily, so ``import langchain_atma`` stays fast.
@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pragma: no cover
     from langchain_atma.agent import create_atma_agent
     from langchain_atma.bank.bank import CommitAction, CommitDecision, CommitResult, StateBank
+    from langchain_atma.bank.gate import GateConfig, ProposalGate
     from langchain_atma.bank.hosts import ChromaHost, HostStore, VectorStoreHost
-    from langchain_atma.bank.judge import LLMJudge, OfflineJudge, Verdict
-    from langchain_atma.bank.sentry import Sentry, SentryThresholds
+    from langchain_atma.bank.judge import EscalatingJudge, LLMJudge, Verdict
+    from langchain_atma.bank.learned_judge import LearnedJudge
     from langchain_atma.bank.write_graph import (
         IngestReport,
         MemoryEvent,
@@ -75,12 +76,11 @@ _EXPORTS: dict[str, str] = {
     "ChromaHost": "langchain_atma.bank.hosts",
     "HostStore": "langchain_atma.bank.hosts",
     "VectorStoreHost": "langchain_atma.bank.hosts",
-    "Sentry": "langchain_atma.bank.sentry",
-    "SentryThresholds": "langchain_atma.bank.sentry",
     "ProposalGate": "langchain_atma.bank.gate",
     "GateConfig": "langchain_atma.bank.gate",
-    "OfflineJudge": "langchain_atma.bank.judge",
+    "LearnedJudge": "langchain_atma.bank.learned_judge",
     "LLMJudge": "langchain_atma.bank.judge",
+    "EscalatingJudge": "langchain_atma.bank.judge",
     "Verdict": "langchain_atma.bank.judge",
     "create_write_graph": "langchain_atma.bank.write_graph",
     "ingest_events": "langchain_atma.bank.write_graph",
@@ -130,6 +130,7 @@ __all__ = [
     "CommitResult",
     "EvidenceLabel",
     "EvidencePacket",
+    "EscalatingJudge",
     "EvidenceRow",
     "GateConfig",
     "HostStore",
@@ -137,6 +138,7 @@ __all__ = [
     "LLMAnswerer",
     "LLMController",
     "LLMJudge",
+    "LearnedJudge",
     "Link",
     "LinkType",
     "MemoryEvent",
@@ -144,7 +146,6 @@ __all__ = [
     "MiniLMEmbeddings",
     "OfflineAnswerer",
     "OfflineController",
-    "OfflineJudge",
     "ProposalGate",
     "Provenance",
     "QueryProfile",
@@ -152,8 +153,6 @@ __all__ = [
     "QueryView",
     "ReadResult",
     "RecordStatus",
-    "Sentry",
-    "SentryThresholds",
     "SentenceTransformerEmbeddings",
     "StateBank",
     "TraceCollector",

@@ -6,7 +6,7 @@
                                          +--(no tool calls)--> END
 
 * **remember** writes the latest user turn through the A-TMA write path
-  (:func:`~langchain_atma.bank.write_graph.ingest_events`: Sentry gate, judge,
+  (:func:`~langchain_atma.bank.write_graph.ingest_events`: proposal gate, judge,
   one atomic commit), so a changed fact supersedes the old one. The message id
   is the event id, so replaying a thread never writes a turn twice. Questions
   (turns ending with ``?``) are not stored unless ``remember_questions=True``.
@@ -104,7 +104,7 @@ historical ones. Tools: remember_fact stores a fact, recall searches memory
 (view current/historical/any), fact_history shows how a fact changed over time."""
 """Default system prompt of :func:`create_atma_agent` (the packet is appended to it)."""
 
-WRITE_OPTION_KEYS = frozenset({"sentry", "judge", "use_sentry", "use_judge", "candidate_k"})
+WRITE_OPTION_KEYS = frozenset({"gate", "judge", "use_gate", "use_judge", "candidate_k"})
 """Options of :func:`ingest_events` that ``write_options`` may set."""
 
 _CHAIN_LINKS = (LinkType.SUPERSEDES, LinkType.SUPERSEDED_BY,
@@ -168,7 +168,7 @@ def _latest_human(messages: Sequence[BaseMessage]) -> HumanMessage | None:
 
 
 class _FixedViewProfiler(QueryProfiler):
-    """Profiler that keeps the rule-based guards but forces the view."""
+    """Profiler that answers one fixed view (no model call)."""
 
     def __init__(self, view: QueryView) -> None:
         super().__init__()
@@ -176,7 +176,9 @@ class _FixedViewProfiler(QueryProfiler):
 
     def profile(self, query: str) -> QueryProfile:
         """Profile ``query`` with the fixed view."""
-        return super().profile(query).model_copy(update={"view": self._view})
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidQueryError("query is empty or not a string")
+        return QueryProfile(query=query, view=self._view)
 
 
 _VIEWS: dict[str, QueryView | None] = {

@@ -109,14 +109,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repair", action="store_true", help="repair what can be repaired")
     _add_bank_args(p)
 
-    p = sub.add_parser("sentry", help="Sentry gate tools")
-    ssub = p.add_subparsers(dest="sentry_command", metavar="SUBCOMMAND", required=True)
-    t = ssub.add_parser("train", help="train the Sentry projection heads (reproducible by seed)")
+    p = sub.add_parser("judge", help="the learned state-change judge")
+    jsub = p.add_subparsers(dest="judge_command", metavar="SUBCOMMAND", required=True)
+    t = jsub.add_parser("train", help="train the judge on the corpus in training/ (seeded, "
+                        "CPU; needs the repository's atma-training package)")
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--epochs", type=int)
-    t.add_argument("--out", help="output .npz (default: the shipped heads file of the encoder)")
-    t.add_argument("--encoder", help="local SentenceTransformer directory (default MiniLM)")
-    t.add_argument("--holdout-family", dest="holdout_family", help="phrasing family kept out")
+    t.add_argument("--corpus", help="corpus pairs folder (default training/corpus/pairs)")
+    t.add_argument("--out", help="output .onnx (default: the packaged model)")
+    t.add_argument("--threads", type=int)
 
     p = sub.add_parser("ltp", help="LTP benchmark files")
     lsub = p.add_subparsers(dest="ltp_command", metavar="SUBCOMMAND", required=True)
@@ -155,11 +156,12 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--out", required=True)
     b.add_argument("--profiles", help="comma-separated profile ids or a count")
     b.add_argument("--k", type=int, default=5)
-    b = bsub.add_parser("gate", help="proposal-gate recall vs flags per write on an LTP file")
+    b = bsub.add_parser("gate", help="how often the judge gets to see an LTP file's changes "
+                        "(recall of true pairs among the judged candidates)")
     b.add_argument("file")
     b.add_argument("--out", required=True)
     b.add_argument("--profiles", help="comma-separated profile ids or a count")
-    b.add_argument("--candidate-k", type=int, default=16)
+    b.add_argument("--candidate-k", dest="candidate_k", type=int, default=32)
     b = bsub.add_parser("judge", help="the judge's verdicts on an LTP file's update pairs and "
                         "negative pairs, in isolation")
     b.add_argument("file")
@@ -277,18 +279,19 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_sentry(args: argparse.Namespace) -> int:
-    from langchain_atma.bank.sentry_train import SentryTrainConfig, train_sentry
-
+def _cmd_judge(args: argparse.Namespace) -> int:
+    try:
+        from atma_training.judge_train import JudgeTrainConfig, train_judge
+    except ImportError as exc:
+        raise ConfigError(
+            "atma judge train needs the training package of the repository: from a checkout "
+            "run `pip install -e training` (`make venv` does)") from exc
     fields: dict[str, Any] = {"seed": args.seed}
-    for name in ("epochs", "holdout_family"):
+    for name, key in (("epochs", "epochs"), ("threads", "threads"), ("corpus", "corpus"),
+                      ("out", "out_path")):
         if getattr(args, name) is not None:
-            fields[name] = getattr(args, name)
-    if args.out:
-        fields["out_path"] = args.out
-    if args.encoder:
-        fields["encoder"] = args.encoder
-    report = train_sentry(SentryTrainConfig(**fields), progress=True)
+            fields[key] = getattr(args, name)
+    report = train_judge(JudgeTrainConfig(**fields), progress=True)
     print(report.model_dump_json(indent=2))
     return 0
 
@@ -343,7 +346,7 @@ _HANDLERS = {
     "verify": _cmd_verify,
     "ingest": _cmd_ingest,
     "ask": _cmd_ask,
-    "sentry": _cmd_sentry,
+    "judge": _cmd_judge,
     "ltp": _cmd_ltp,
     "bench": _cmd_bench,
 }

@@ -16,11 +16,10 @@ setting                environment variable        meaning
 ``controller_mode``    ``ATMA_CONTROLLER_MODE``    ``online`` | ``shadow`` | ``off``
 ``k``                  ``ATMA_K``                  evidence packet size (5)
 ``seed_k``             ``ATMA_SEED_K``             host seed hits (10)
-``tau_top``            ``ATMA_TAU_TOP``            Sentry topic threshold (0.60)
-``tau_log``            ``ATMA_TAU_LOG``            Sentry logic threshold (0.45)
-``tau_gap``            ``ATMA_TAU_GAP``            Sentry gap threshold (0.15)
-``gate``               ``ATMA_GATE``               ``hub`` (default gate) | ``paper``
-                                                   (the paper's rule; uses tau_*)
+``max_judged``         ``ATMA_MAX_JUDGED``         candidates per write the judge reads (12)
+``escalate_below``     ``ATMA_ESCALATE_BELOW``     with a judge model: learned verdicts
+                                                   less confident than this go to it (0.8)
+``llm_calls_per_write`` ``ATMA_LLM_CALLS_PER_WRITE`` with a judge model: its budget (0.25)
 =====================  ==========================  =================================
 
 The config file is TOML: ``--config FILE``, else ``ATMA_CONFIG``, else
@@ -64,10 +63,9 @@ ENV_VARS: dict[str, str] = {
     "controller_mode": "ATMA_CONTROLLER_MODE",
     "k": "ATMA_K",
     "seed_k": "ATMA_SEED_K",
-    "tau_top": "ATMA_TAU_TOP",
-    "tau_log": "ATMA_TAU_LOG",
-    "tau_gap": "ATMA_TAU_GAP",
-    "gate": "ATMA_GATE",
+    "max_judged": "ATMA_MAX_JUDGED",
+    "escalate_below": "ATMA_ESCALATE_BELOW",
+    "llm_calls_per_write": "ATMA_LLM_CALLS_PER_WRITE",
 }
 
 
@@ -88,14 +86,14 @@ class AtmaConfig(BaseModel):
     )
     k: int = Field(default=5, ge=1, le=100, description="Evidence packet size.")
     seed_k: int = Field(default=10, ge=1, le=1000, description="Host seed hits.")
-    tau_top: float = Field(default=0.60, ge=-1, le=1, description="Sentry topic threshold.")
-    tau_log: float = Field(default=0.45, ge=-1, le=1, description="Sentry logic threshold.")
-    tau_gap: float = Field(default=0.15, ge=-2, le=2, description="Sentry gap threshold.")
-    gate: Literal["hub", "paper"] = Field(
-        default="hub",
-        description="Proposal gate: 'hub' (default, docs/SENTRY.md) or 'paper' (the paper's "
-        "Sentry rule with tau_top / tau_log / tau_gap).",
-    )
+    max_judged: int = Field(default=12, ge=1, le=1000,
+                            description="Candidates per write the judge reads.")
+    escalate_below: float = Field(
+        default=0.8, ge=0, le=1, description="With a judge model: learned verdicts less "
+        "confident than this are sent to it.")
+    llm_calls_per_write: float = Field(
+        default=0.25, ge=0, le=16, description="With a judge model: LLM calls per write, "
+        "at most, over many writes.")
 
     @classmethod
     def resolve(
@@ -148,6 +146,25 @@ class AtmaConfig(BaseModel):
 
         return ChatOllama(model=name, base_url=self.ollama_base_url, temperature=0,
                           client_kwargs={"timeout": OLLAMA_HTTP_TIMEOUT_S})
+
+    def make_gate(self) -> Any:
+        """The proposal gate for these settings."""
+        from langchain_atma.bank.gate import GateConfig, ProposalGate
+
+        return ProposalGate(GateConfig(max_judged=self.max_judged))
+
+    def make_judge(self) -> Any:
+        """The learned judge, escalating to the judge model when one is configured."""
+        from langchain_atma.bank.judge import EscalatingJudge, LLMJudge
+        from langchain_atma.bank.learned_judge import LearnedJudge
+
+        learned = LearnedJudge()
+        model = self.ollama_model("judge")
+        if model is None:
+            return learned
+        return EscalatingJudge(learned, LLMJudge(model, fallback=None),
+                               escalate_below=self.escalate_below,
+                               llm_calls_per_write=self.llm_calls_per_write)
 
     def make_embeddings(self) -> Any:
         """The configured embeddings."""

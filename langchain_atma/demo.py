@@ -2,7 +2,7 @@
 
 It replays a short built-in conversation in which a person's facts change (job,
 city, pet, and a food preference that gets a scoped exception), through the
-write graph (Sentry proposal -> Judge audit -> commit), then prints the bank per
+write graph (gate proposal -> learned judge -> commit), then prints the bank per
 state chain, and asks current and historical questions through the read graph
 with the labelled evidence and the answers.
 
@@ -32,7 +32,7 @@ DEMO_CONVERSATION: list[dict[str, str]] = [
     {"speaker": _S, "timestamp": "2024-01-08T09:02:00",
      "text": "I love it. I live in Boston now, in a small flat near the river."},
     {"speaker": _S, "timestamp": "2024-01-08T09:03:00",
-     "text": "And I adopted a cat named Pixel, she sleeps on my keyboard."},
+     "text": "And I adopted a cat named Nimbus, she sleeps on my keyboard."},
     {"speaker": _F, "timestamp": "2024-01-08T09:04:00",
      "text": "Ha, cats always find the keyboard. Did you try that sushi place?"},
     {"speaker": _S, "timestamp": "2024-01-08T09:05:00",
@@ -46,11 +46,11 @@ DEMO_CONVERSATION: list[dict[str, str]] = [
     {"speaker": _F, "timestamp": "2024-05-03T12:01:00",
      "text": "Wow, congratulations! Teaching suits you."},
     {"speaker": _S, "timestamp": "2024-07-20T10:00:00",
-     "text": "We finally made the move, Denver is home now and I love the mountains."},
+     "text": "We finally made the move, Seattle is home now and I love the mountains."},
     {"speaker": _S, "timestamp": "2024-09-14T19:00:00",
-     "text": "Sadly Pixel passed away last month, so no pets for me right now."},
+     "text": "Sadly Nimbus passed away last month, so no pets for me right now."},
     {"speaker": _F, "timestamp": "2024-09-14T19:01:00",
-     "text": "I'm so sorry about Pixel. She was a sweet cat."},
+     "text": "I'm so sorry about Nimbus. She was a sweet cat."},
     {"speaker": _S, "timestamp": "2024-10-02T13:00:00",
      "text": "I still love sushi, but these days only on Fridays as a treat."},
 ]
@@ -59,8 +59,8 @@ DEMO_CONVERSATION: list[dict[str, str]] = [
 DEMO_QUESTIONS: list[str] = [
     "What is Maya's job now?",
     "What did Maya do for work before she changed jobs?",
-    "Which city does Maya live in these days?",
-    "Where did Maya live before the move?",
+    "Which city is Maya living in at the moment?",
+    "Where did Maya live originally?",
     "Does Maya have a pet at the moment?",
     "Does Maya still like sushi?",
 ]
@@ -117,7 +117,7 @@ def run_demo(out: TextIO, *, path: str | Path = "./.atma/demo", fresh: bool = Tr
     bank = StateBank(path=path)
     ns = "maya"
     out.write(f"\nReplaying {len(DEMO_CONVERSATION)} turns through the write graph "
-              "(Sentry -> Judge -> commit)\n")
+              "(gate -> learned judge -> commit)\n")
     report = ingest_events(bank, _events(), namespace=ns, progress=True)
     out.write(
         f"  writes={report.writes} flagged pairs={report.flagged_pairs} "
@@ -126,7 +126,7 @@ def run_demo(out: TextIO, *, path: str | Path = "./.atma/demo", fresh: bool = Tr
         f"coexistences={report.coexistences}\n"
     )
     render_bank(bank, ns, out)
-    out.write("\nQuestions (rule-based view -> state-aligned packet -> offline answer)\n")
+    out.write("\nQuestions (learned view -> state-aligned packet -> offline answer)\n")
     for q in DEMO_QUESTIONS:
         res = ask(bank, ns, q)
         out.write(f"\n  Q: {q}\n     view: {res.profile.view.value}\n")

@@ -5,8 +5,7 @@ loaded from disk, never downloaded. ``sentence-transformers`` is imported
 lazily (it takes seconds), on the first call that needs vectors.
 
 Any LangChain :class:`~langchain_core.embeddings.Embeddings` works with the
-bank. The Sentry reuses the vectors the bank already stored, so it needs
-projection heads trained for the same encoder (see ``atma sentry train``).
+bank: the proposal gate and the read path use only the vectors the bank stores.
 
 Example:
     >>> from langchain_atma.embeddings import MiniLMEmbeddings
@@ -69,7 +68,7 @@ class SentenceTransformerEmbeddings(Embeddings):
     Args:
         model_name_or_path: a local directory (or a name already in the local
             cache: nothing is downloaded when ``HF_HUB_OFFLINE=1``).
-        name: a short, stable name of the encoder, used to match Sentry heads.
+        name: a short, stable name of the encoder (reported in benchmark configs).
         device: torch device, ``"cpu"`` by default.
         batch_size: encoding batch size.
     """
@@ -141,7 +140,7 @@ def default_embeddings() -> MiniLMEmbeddings:
 
 
 def encoder_name(embeddings: Embeddings) -> str:
-    """A stable name for an embeddings object (used to find matching Sentry heads)."""
+    """A stable name for an embeddings object (reported in benchmark configs)."""
     name = getattr(embeddings, "name", None)
     if isinstance(name, str) and name:
         return name

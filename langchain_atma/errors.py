@@ -24,9 +24,10 @@ __all__ = [
     "InvalidRecordError",
     "InvalidTimestampError",
     "InvalidVerdictError",
+    "JudgeModelError",
     "NamespaceError",
     "RecordNotFoundError",
-    "SentryError",
+    "GateError",
     "BenchmarkFormatError",
 ]
 
@@ -88,8 +89,15 @@ class InvalidQueryError(AtmaError, ValueError):
     """A retrieval query or its parameters (k, view...) are invalid."""
 
 
-class SentryError(AtmaError):
-    """The Sentry gate cannot run (missing or mismatched projection heads)."""
+class GateError(AtmaError):
+    """The proposal gate cannot score a write (mismatched vector shapes)."""
+
+
+class JudgeModelError(AtmaError):
+    """The learned judge's model file is missing, corrupt or does not match its card.
+
+    The message names the file and the command that rebuilds it (``atma judge train``).
+    """
 
 
 class InputFormatError(AtmaError, ValueError):

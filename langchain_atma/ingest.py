@@ -129,11 +129,7 @@ def ingest_file(cfg: Any, path: Path, *, sample: str | None = None,
     record's id and text, the judge's verdict and what was committed. It answers
     "why was this change (not) caught?" for a real conversation.
     """
-    from langchain_atma.bank.gate import GateConfig, ProposalGate
-    from langchain_atma.bank.judge import LLMJudge
-    from langchain_atma.bank.sentry import Sentry, SentryThresholds
     from langchain_atma.bank.write_graph import WriteAudit, event_to_record, ingest_events
-    from langchain_atma.embeddings import encoder_name
 
     groups = load_events(path, sample=sample)  # all validation happens here...
     for key, events in groups.items():  # ...down to the records of every namespace
@@ -144,16 +140,12 @@ def ingest_file(cfg: Any, path: Path, *, sample: str | None = None,
                 where = event.get("event_id") or f"event {n}"
                 raise InputFormatError(f"{path}: {where}: {exc}") from exc
     bank = cfg.make_bank()
-    judge_model = cfg.ollama_model("judge")
-    judge = LLMJudge(judge_model) if judge_model is not None else None
-    thresholds = SentryThresholds(tau_top=cfg.tau_top, tau_log=cfg.tau_log, tau_gap=cfg.tau_gap)
-    sentry = ProposalGate(Sentry.for_encoder(encoder_name(bank.embeddings), thresholds=thresholds),
-                          GateConfig(mode=cfg.gate))
+    judge, gate = cfg.make_judge(), cfg.make_gate()
     summary: dict[str, Any] = {}
     for key, events in groups.items():
         ns = key or cfg.namespace
         audit: list[WriteAudit] | None = [] if audit_path is not None else None
-        rep = ingest_events(bank, events, namespace=ns, sentry=sentry, judge=judge,
+        rep = ingest_events(bank, events, namespace=ns, gate=gate, judge=judge,
                             progress=progress, audit=audit)
         summary[ns] = rep.model_dump(exclude={"record_ids", "seconds"})
         if audit_path is not None and audit is not None:

@@ -2,7 +2,7 @@
 
 For legacy chains (``ConversationChain``, ``LLMChain(memory=...)``) that still
 use the classic memory interface. Every saved turn goes through the A-TMA write
-path (Sentry gate, judge, atomic commit), and the memory variable is the
+path (proposal gate, learned judge, atomic commit), and the memory variable is the
 state-labelled evidence packet for the new input, so a chain sees
 ``current memory`` / ``historical memory`` labels instead of a raw transcript.
 
@@ -52,7 +52,7 @@ MEMORY_PREAMBLE = (
 )
 """First line of the system message returned when ``return_messages`` is set."""
 
-_WRITE_KEYS = frozenset({"sentry", "judge", "use_sentry", "use_judge", "candidate_k"})
+_WRITE_KEYS = frozenset({"gate", "judge", "use_gate", "use_judge", "candidate_k"})
 
 
 def _pick_key(values: dict[str, Any], key: str | None, skip: set[str], what: str) -> str:
@@ -83,8 +83,8 @@ class AtmaMemory(BaseMemory):
         human_prefix: speaker name stored for user turns.
         ai_prefix: speaker name stored for AI turns.
         save_ai_turns: also store the AI turn (default True).
-        write_options: options for ``ingest_events`` (``sentry``, ``judge``,
-            ``use_sentry``, ``use_judge``, ``candidate_k``).
+        write_options: options for ``ingest_events`` (``gate``, ``judge``,
+            ``use_gate``, ``use_judge``, ``candidate_k``).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)

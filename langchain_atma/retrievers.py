@@ -1,7 +1,7 @@
 """AtmaRetriever: the A-TMA read path as a LangChain retriever.
 
 One call runs the retrieval level of A-TMA over a :class:`StateBank` namespace:
-profile the question (rule-based view), take the host's semantic seeds, expand
+profile the question (learned view), take the host's semantic seeds, expand
 them along state links for that view, keep the stable pre-rank, let the bounded
 controller foreground up to 3 rows (offline rule by default), cut to ``k`` and
 project the QA state labels. Documents carry the trace in their metadata.
@@ -163,7 +163,7 @@ class AtmaRetriever(BaseRetriever):
         k: number of documents returned (override per call with
             ``invoke(query, k=3)``).
         seed_k: host seeds asked for (at least ``k`` are always asked).
-        profiler: the rule-based query profiler.
+        profiler: the query profiler (learned view head).
         controller: the bounded controller (default :class:`OfflineController`).
         controller_mode: ``"online"`` (apply valid picks), ``"shadow"`` (log
             only) or ``"off"``.

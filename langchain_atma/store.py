@@ -53,11 +53,11 @@ Example:
     >>> from langchain_atma.bank import StateBank
     >>> store = AtmaStore(StateBank.in_memory(embeddings=DeterministicFakeEmbedding(size=16)))
     >>> store.put(("users", "ann"), "home", {"city": "Boston"})
-    >>> store.put(("users", "ann"), "home", {"city": "Denver"})
+    >>> store.put(("users", "ann"), "home", {"city": "Seattle"})
     >>> store.get(("users", "ann"), "home").value
-    {'city': 'Denver'}
+    {'city': 'Seattle'}
     >>> [(v.value["city"], v.status) for v in store.history(("users", "ann"), "home")]
-    [('Boston', 'superseded'), ('Denver', 'active')]
+    [('Boston', 'superseded'), ('Seattle', 'active')]
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Bank level: records, state commits, the Sentry gate, the Judge and the write graph."""
+"""Bank level: records, state commits, the proposal gate, the judges and the write graph."""
 
 from __future__ import annotations
 

@@ -42,7 +42,7 @@ Example:
     >>> old = bank.commit(MemoryRecord(namespace="u", content="I live in Boston.",
     ...                                slot="location")).record
     >>> new = bank.commit(
-    ...     MemoryRecord(namespace="u", content="I moved to Denver.", slot="location"),
+    ...     MemoryRecord(namespace="u", content="I moved to Seattle.", slot="location"),
     ...     [CommitDecision(action=CommitAction.SUPERSEDE, target_id=old.id)]).record
     >>> bank.get("u", old.id).status.value, bank.get("u", new.id).status.value
     ('superseded', 'active')
@@ -58,7 +58,7 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from enum import Enum
@@ -410,6 +410,7 @@ class StateBank:
         )
         self._cache_lock = threading.Lock()
         self._cache_size = max(1, cache_size)
+        self._centroids = _Centroids()
         if recover:
             self.recover()
 
@@ -531,6 +532,23 @@ class StateBank:
             if row.metadata.get("atma_ns") == namespace and row.embedding is not None:
                 out[row.id] = np.asarray(row.embedding, dtype=np.float32)
         return out
+
+    def centroid(self, namespace: str) -> np.ndarray | None:
+        """The mean vector of a namespace's records (``None`` while it has none).
+
+        Seeded from up to :data:`CENTROID_SEED_RECORDS` stored vectors the first
+        time a namespace is asked for, then updated by every commit of this
+        bank object. A mean over many records moves slowly, so writes of other
+        processes that this object does not see change it little. The write
+        path's proposal gate centres its candidate query on it.
+        """
+        validate_namespace(namespace)
+        return self._centroids.get(namespace, self._sample_vectors)
+
+    def _sample_vectors(self, namespace: str, n: int) -> list[np.ndarray]:
+        ids = [r.id for r in self.host.scan(HostFilter(namespace))[:n]]
+        return [np.asarray(r.embedding, dtype=np.float64) for r in self.host.get(ids)
+                if r.embedding is not None and r.metadata.get("atma_ns") == namespace]
 
     def find_by_event(self, namespace: str, source_event_id: str) -> MemoryRecord | None:
         """The record written for a source event, if any."""
@@ -772,6 +790,7 @@ class StateBank:
                 self._cache_drop([new.id, *changed])
                 raise
             self._cache_put([new, *changed.values()])
+            self._centroids.add(ns, np.asarray(vec, dtype=np.float64))
             return CommitResult(
                 commit_id=commit_id,
                 record=new,
@@ -1025,6 +1044,7 @@ class StateBank:
             ids = [r.id for r in self.host.scan(HostFilter(namespace))]
             self._cache_drop(ids)
             self.host.delete(ids)
+            self._centroids.forget(namespace)
             return len(ids)
 
     def verify(self, namespace: str) -> list[Violation]:
@@ -1135,3 +1155,43 @@ class StateBank:
         """Time of the newest record of a namespace (None when empty)."""
         recs = self.records(namespace)
         return recs[-1].time if recs else None
+
+
+CENTROID_SEED_RECORDS = 512
+"""Stored records read to seed a namespace's centroid (:meth:`StateBank.centroid`)."""
+
+
+class _Centroids:
+    """Running sum and count of vectors per namespace (thread-safe).
+
+    A namespace is seeded on its first :meth:`get`; :meth:`add` only updates
+    namespaces already seeded, so a commit before any read never hides the
+    stored records from the seed.
+    """
+
+    def __init__(self) -> None:
+        self._sums: dict[str, tuple[np.ndarray | None, int]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, namespace: str,
+            load: Callable[[str, int], Sequence[np.ndarray]]) -> np.ndarray | None:
+        with self._lock:
+            hit = self._sums.get(namespace)
+        if hit is None:
+            vecs = load(namespace, CENTROID_SEED_RECORDS)
+            entry = (np.sum(vecs, axis=0), len(vecs)) if len(vecs) else (None, 0)
+            with self._lock:
+                hit = self._sums.setdefault(namespace, entry)
+        total, n = hit
+        return None if total is None or not n else (total / n).astype(np.float32)
+
+    def add(self, namespace: str, vec: np.ndarray) -> None:
+        with self._lock:
+            hit = self._sums.get(namespace)
+            if hit is not None:
+                total, n = hit
+                self._sums[namespace] = (vec.copy() if total is None else total + vec, n + 1)
+
+    def forget(self, namespace: str) -> None:
+        with self._lock:
+            self._sums.pop(namespace, None)

@@ -7,7 +7,7 @@ serialises them:
 
 * inside one process, a re-entrant thread lock;
 * across processes on **one host**, an advisory lock on a small file
-  (``flock`` on POSIX, ``msvcrt.locking`` on Windows) in a lock directory that
+  (``flock`` on POSIX, ``msvcrt.locking`` on win32) in a lock directory that
   every writer shares: ``ATMA_LOCK_DIR``, else ``<tempdir>/atma-locks``.
 
 The lock file is named by a hash of the lock key (host scope + namespace), so
@@ -61,7 +61,7 @@ def default_lock_dir() -> Path:
     return Path(env) if env else Path(tempfile.gettempdir()) / "atma-locks"
 
 
-if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
+if sys.platform == "win32":  # pragma: no cover - CI runs POSIX only
     import msvcrt
 
     def _try_lock(fd: int) -> bool:

@@ -3,19 +3,22 @@
 For every new memory (paper, Algorithm 1, lines 2-7):
 
 1. **propose** embeds the record ONCE and reuses that vector for the host
-   search, the Sentry and the commit. The candidate set P_j is the host's
-   ``candidate_k`` (16) nearest *live* neighbours (status active or
-   transition) in the same namespace plus the records state-linked to them
-   (one hop, any status); the bank is never scanned. When the new record has a
-   speaker, only candidates of the same speaker (or of no known speaker) are
-   kept: a person's state is changed by what that person says; the speaker's
-   neighbours come from a second, speaker-filtered host query. The gate
-   (:class:`~langchain_atma.bank.gate.ProposalGate`) scores every pair from
-   the vectors the bank already stores (``bank.vectors``): the Sentry's ``a,
-   b, d`` plus a hubness-normalized topic agreement over the pool, and flags
-   at most two pairs per write (``docs/SENTRY.md``, "Gate used by default").
-2. **judge** runs only for flagged pairs; when nothing is flagged the graph goes
-   straight to commit (conditional edge), so most writes cost no judge call.
+   search, the gate and the commit. The candidate set P_j is the host's
+   ``candidate_k`` (32) nearest *live* records (status active or transition) in
+   the same namespace to the record's vector *centred* on the namespace's mean
+   (:meth:`StateBank.centroid`; see :mod:`langchain_atma.bank.gate`), plus the
+   records state-linked to them (one hop, any status); the bank is never
+   scanned. When the new record has a speaker, only candidates of the same
+   speaker (or of no known speaker) are kept: a person's state is changed by
+   what that person says; the speaker's candidates come from a second,
+   speaker-filtered host query. The gate
+   (:class:`~langchain_atma.bank.gate.ProposalGate`) ranks them by their centred
+   score and flags the ``max_judged`` (12) best; a new record that states nothing
+   (only questions, greetings or reactions) flags none, and a candidate stored as
+   stating nothing is never flagged.
+2. **judge** runs only for flagged pairs, in one batch
+   (:class:`~langchain_atma.bank.learned_judge.LearnedJudge` by default); when
+   nothing is flagged the graph goes straight to commit (conditional edge).
 3. **commit** turns verdicts into ONE consistent decision set and calls
    ``bank.commit`` once (atomic: journaled single write):
 
@@ -34,8 +37,8 @@ For every new memory (paper, Algorithm 1, lines 2-7):
      ``supersedes`` link (its status is unchanged), and only when it is the
      direct predecessor of a record this write supersedes, or, when this write
      supersedes and links no live record at all, for the best-supported such
-     verdict (an earlier write may have superseded that record first: "gave up
-     the low carb thing" still replaces "keto has been working");
+     verdict (an earlier write may have superseded that record first: "handed the
+     keys in" still replaces "the allotment keeps me sane");
    * superseding a transition record that was not completed yet also links
      the new record to the state that transition evolved from (``supersedes``),
      so the old and the new state are directly linked;
@@ -67,7 +70,7 @@ up front with one ``bank.embed`` call and then calls the SAME node functions in
 a loop (no per-event ``graph.invoke``: that saves the graph machinery, several
 milliseconds per event). The graph and the loop share :class:`WriteNodes`.
 
-Ablations: ``use_sentry=False`` judges every live candidate (no gate);
+Ablations: ``use_gate=False`` judges every candidate (no ranking cap);
 ``use_judge=False`` audits nothing (flagged pairs are counted, nothing is
 linked: a plain append).
 
@@ -78,7 +81,7 @@ Example:
     >>> report = ingest_events(bank, [
     ...     {"text": "I live in Boston.", "timestamp": "2023-01-01", "speaker": "Ann",
     ...      "event_id": "e1"},
-    ...     {"text": "I moved to Denver last month.", "timestamp": "2023-06-01",
+    ...     {"text": "I moved to Seattle last month.", "timestamp": "2023-06-01",
     ...      "speaker": "Ann", "event_id": "e2"}], namespace="ann")   # doctest: +SKIP
     >>> report.supersessions                                          # doctest: +SKIP
     1
@@ -109,27 +112,21 @@ from langchain_atma.bank.bank import (
     CommitResult,
     StateBank,
 )
-from langchain_atma.bank.gate import GateConfig, GateScores, ProposalGate
+from langchain_atma.bank.gate import ProposalGate, centred_query
 from langchain_atma.bank.judge import (
     BaseJudge,
     JudgeInput,
-    OfflineJudge,
     Verdict,
     keep_both_verdict,
-    names_both,
-    text_cues,
     validate_verdict,
     verdict_to_decision,
 )
-from langchain_atma.bank.sentry import PairScores, Sentry, SentryThresholds
-from langchain_atma.embeddings import encoder_name
 from langchain_atma.errors import (
     CommitError,
     InvalidRecordError,
     InvalidVerdictError,
     NamespaceError,
     RecordNotFoundError,
-    SentryError,
 )
 from langchain_atma.records import (
     LinkType,
@@ -141,11 +138,10 @@ from langchain_atma.records import (
     parse_time,
     validate_namespace,
 )
+from langchain_atma.text import cues, names_both
 
 __all__ = [
     "DEFAULT_CANDIDATE_K",
-    "CosineGate",
-    "GateLike",
     "IngestReport",
     "LIVE_STATUSES",
     "LinkStep",
@@ -158,7 +154,6 @@ __all__ = [
     "create_write_graph",
     "event_to_record",
     "ingest_events",
-    "resolve_sentry",
 ]
 
 logger = logging.getLogger(__name__)
@@ -172,9 +167,9 @@ _STATE_LINKS = frozenset({
 })
 _CHAIN_ACTIONS = frozenset({CommitAction.SUPERSEDE, CommitAction.TRANSITION})
 MAX_SIDE_LINKS = 2
-DEFAULT_CANDIDATE_K = 16
-"""Nearest live neighbours of the same speaker fetched per write (the gate's pool)."""
 """At most this many coexist / scoped-exception links per write (the best supported)."""
+DEFAULT_CANDIDATE_K = 32
+"""Nearest live records of the same speaker fetched per write (the gate's pool)."""
 _Route = Literal["judge", "commit", "__end__"]
 
 
@@ -193,7 +188,7 @@ class WriteState(TypedDict, total=False):
     candidates: list[MemoryRecord]
     """P_j: live nearest neighbours plus one-hop state-linked records."""
     scores: list[dict[str, Any]]
-    """Per candidate: ``id, a, b, d, similarity, live, flagged, vector``."""
+    """Per candidate: ``id, similarity, score (centred), live, flagged``."""
     flagged: list[str]
     """Ids of the pairs routed to the judge."""
     verdicts: list[dict[str, Any]]
@@ -256,57 +251,6 @@ def event_to_record(event: MemoryEvent | dict[str, Any], namespace: str) -> Memo
     )
 
 
-# ======================================================================= gates
-
-
-class CosineGate:
-    """Degraded Sentry used when no projection heads match the bank's encoder.
-
-    ``a = b = cosine(new, candidate)``, ``d = 0``; a pair is flagged when
-    ``a > threshold``. It cannot tell logical compatibility, so it flags every
-    topically close pair and leaves the decision to the judge.
-    """
-
-    def __init__(self, threshold: float = 0.45) -> None:
-        self.threshold = threshold
-        self.thresholds = SentryThresholds()
-
-    def score(self, new_vec: np.ndarray, cand_vecs: np.ndarray) -> PairScores:
-        """Score one vector against candidates (cosine)."""
-        new = np.asarray(new_vec, dtype=np.float32).reshape(-1)
-        cands = np.asarray(cand_vecs, dtype=np.float32).reshape(-1, new.shape[0])
-        sims = (_unit(cands) @ _unit(new[None, :])[0]).astype(np.float32)
-        return PairScores(a=sims, b=sims.copy(), d=np.zeros_like(sims),
-                          flagged=sims > self.threshold)
-
-
-GateLike = ProposalGate | Sentry | CosineGate
-"""What ``sentry=`` accepts: the default :class:`ProposalGate`, or a bare
-:class:`Sentry` / :class:`CosineGate` whose own flags decide (the paper's rule)."""
-
-
-def resolve_sentry(bank: StateBank, sentry: GateLike | None) -> GateLike:
-    """Pick the proposal gate of a bank.
-
-    Returns the given one; else the default :class:`ProposalGate` (hub mode,
-    see ``docs/SENTRY.md``) over the shipped heads for the bank's encoder, or
-    over a :class:`CosineGate` (with a logged warning) when no heads match. A
-    bare :class:`Sentry` or :class:`CosineGate` passed in decides with its own
-    flags (the paper's rule, no cap); ``ProposalGate(sentry,
-    GateConfig(mode="paper"))`` is the same with the gate's bookkeeping.
-    """
-    if sentry is not None:
-        return sentry
-    name = encoder_name(bank.embeddings)
-    scorer: Sentry | CosineGate
-    try:
-        scorer = Sentry.for_encoder(name)
-    except SentryError as exc:
-        logger.warning("no Sentry heads for encoder %r (%s); using the cosine gate", name, exc)
-        scorer = CosineGate()
-    return ProposalGate(scorer, GateConfig())
-
-
 def _unit(x: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(x, axis=-1, keepdims=True)
     return x / np.maximum(norms, 1e-12)
@@ -332,45 +276,43 @@ class WriteNodes:
 
     Args:
         bank: the state bank.
-        sentry: the proposal gate; ``None`` = :class:`ProposalGate` (hub mode)
-            over the shipped heads for the bank's encoder, else over the cosine
-            gate (see :func:`resolve_sentry`).
-        judge: the audit judge; ``None`` = :class:`OfflineJudge` with the bank's
-            embeddings (for its family prototypes).
-        candidate_k: nearest live neighbours per write (of the same speaker
-            when the record has one).
-        use_sentry: ``False`` = ablation, judge every live candidate.
+        gate: the proposal gate; ``None`` = :class:`ProposalGate` with its defaults.
+        judge: the audit judge; ``None`` = the shipped :class:`LearnedJudge`
+            (:func:`~langchain_atma.bank.learned_judge.default_judge`).
+        candidate_k: live records fetched per write (of the same speaker when the
+            record has one).
+        use_gate: ``False`` = ablation, judge every candidate.
         use_judge: ``False`` = ablation, audit nothing (plain append).
-        also_flag_similarity: extension beyond the paper (off by default): also
-            route pairs whose embedding cosine is at least this value, whatever
-            the gate says and beyond its per-write cap (raises recall at the
-            cost of judge calls).
     """
 
     def __init__(
         self,
         bank: StateBank,
         *,
-        sentry: GateLike | None = None,
+        gate: ProposalGate | None = None,
         judge: BaseJudge | None = None,
         candidate_k: int = DEFAULT_CANDIDATE_K,
-        use_sentry: bool = True,
+        use_gate: bool = True,
         use_judge: bool = True,
-        also_flag_similarity: float | None = None,
     ) -> None:
         if not isinstance(candidate_k, int) or isinstance(candidate_k, bool) or candidate_k < 1:
             raise InvalidRecordError(f"candidate_k must be a positive integer, got {candidate_k!r}")
+        if gate is not None and not isinstance(gate, ProposalGate):
+            raise InvalidRecordError(f"gate must be a ProposalGate, got {type(gate).__name__}")
         self.bank = bank
-        self.sentry = resolve_sentry(bank, sentry)
-        self.judge_impl: BaseJudge = judge or OfflineJudge(embeddings=bank.embeddings)
+        self.gate = gate or ProposalGate()
+        if judge is None:
+            from langchain_atma.bank.learned_judge import default_judge
+
+            judge = default_judge()
+        self.judge_impl: BaseJudge = judge
         self.candidate_k = candidate_k
-        self.use_sentry = use_sentry
+        self.use_gate = use_gate
         self.use_judge = use_judge
-        self.also_flag_similarity = also_flag_similarity
 
     # ------------------------------------------------------------------ propose
     def propose(self, state: WriteState) -> dict[str, Any]:
-        """Embed once, collect P_j, score it with the Sentry, flag pairs."""
+        """Embed once, collect P_j, rank it with the gate, flag pairs."""
         t0 = time.perf_counter()
         rec = state["record"]
         if not isinstance(rec, MemoryRecord):
@@ -398,15 +340,51 @@ class WriteNodes:
             encode_ms = _ms(t_enc)
         else:
             vec = np.asarray(emb, dtype=np.float32).reshape(-1)
+        centre = self.bank.centroid(ns)
+        cands = self._candidates(ns, rec, centred_query(vec, centre,
+                                                        self.gate.config.centre_weight))
+        vectors = self.bank.vectors(ns, [c.id for c in cands]) if cands else {}
+        cands = [c for c in cands if c.id in vectors]  # a row without a vector cannot be scored
+        scores: list[dict[str, Any]] = []
+        flagged: list[str] = []
+        if cands:
+            eligible = None
+            if self.gate.config.statements_only:
+                states = cues(rec.content).statement
+                eligible = np.array([states and c.states_fact is not False for c in cands])
+            gs = self.gate.score(vec, np.stack([vectors[c.id] for c in cands]), centre=centre,
+                                 eligible=eligible)
+            for i, c in enumerate(cands):
+                flag = bool(gs.flagged[i]) if self.use_gate else True
+                scores.append({"id": c.id, "similarity": round(float(gs.similarity[i]), 6),
+                               "score": round(float(gs.score[i]), 6),
+                               "live": c.status in LIVE_STATUSES, "flagged": flag})
+                if flag:
+                    flagged.append(c.id)
+        metrics = {"candidates": len(cands), "flagged": len(flagged),
+                   "encode_ms": encode_ms, "propose_ms": _ms(t0)}
+        return {
+            "namespace": ns,
+            "embedding": [float(x) for x in vec],
+            "candidates": cands,
+            "scores": scores,
+            "flagged": flagged,
+            "metrics": metrics,
+            "trace": [self._trace("propose", {"record": rec.id, "candidates": len(cands)},
+                                  {"flagged": flagged}, t0)],
+        }
+
+    def _candidates(self, ns: str, rec: MemoryRecord, query: np.ndarray) -> list[MemoryRecord]:
+        """P_j: the live records nearest to the centred query, plus one state-link hop."""
         speaker = rec.provenance.speaker
-        hits = self.bank.search_by_vector(ns, vec, self.candidate_k, statuses=LIVE_STATUSES)
+        hits = self.bank.search_by_vector(ns, query, self.candidate_k, statuses=LIVE_STATUSES)
         if speaker:
             # State belongs to its speaker: another person's statement never changes
             # this speaker's state, so it is not a candidate (records with no known
             # speaker stay candidates). One more query, restricted to the speaker, so
             # the pool holds the speaker's k nearest records even when the other
             # speakers' records are closer.
-            own = self.bank.search_by_vector(ns, vec, self.candidate_k,
+            own = self.bank.search_by_vector(ns, query, self.candidate_k,
                                              statuses=LIVE_STATUSES, speaker=speaker)
             merged = {h.record.id: h for h in own}
             for h in hits:
@@ -424,49 +402,7 @@ class WriteNodes:
         if speaker:
             cands = [c for c in cands
                      if not c.provenance.speaker or c.provenance.speaker == speaker]
-        vectors = self.bank.vectors(ns, [c.id for c in cands]) if cands else {}
-        cands = [c for c in cands if c.id in vectors]  # a row without a vector cannot be scored
-        scores: list[dict[str, Any]] = []
-        flagged: list[str] = []
-        if cands:
-            mat = np.stack([vectors[c.id] for c in cands]).astype(np.float32)
-            sims = _unit(mat) @ _unit(vec[None, :])[0]
-            ps: PairScores
-            if isinstance(self.sentry, ProposalGate):
-                ps = self.sentry.score(vec, mat, new_text=rec.content,
-                                       cand_texts=[c.content for c in cands],
-                                       new_time=rec.time, cand_times=[c.time for c in cands])
-            else:
-                ps = self.sentry.score(vec, mat)
-            hub = ps if isinstance(ps, GateScores) else None
-            for i, c in enumerate(cands):
-                live = c.status in LIVE_STATUSES
-                flag = bool(ps.flagged[i]) if self.use_sentry else True
-                if not flag and self.also_flag_similarity is not None:
-                    flag = bool(sims[i] >= self.also_flag_similarity)
-                row: dict[str, Any] = {
-                    "id": c.id, "a": float(ps.a[i]), "b": float(ps.b[i]), "d": float(ps.d[i]),
-                    "similarity": float(sims[i]), "live": live, "flagged": flag,
-                    "vector": [float(x) for x in mat[i]]}
-                if hub is not None:
-                    row["gate"] = float(hub.t[i])
-                    if hub.hub is not None:
-                        row["hub"] = float(hub.hub[i])
-                scores.append(row)
-                if flag:
-                    flagged.append(c.id)
-        metrics = {"candidates": len(cands), "flagged": len(flagged),
-                   "encode_ms": encode_ms, "propose_ms": _ms(t0)}
-        return {
-            "namespace": ns,
-            "embedding": [float(x) for x in vec],
-            "candidates": cands,
-            "scores": scores,
-            "flagged": flagged,
-            "metrics": metrics,
-            "trace": [self._trace("propose", {"record": rec.id, "candidates": len(cands)},
-                                  {"flagged": flagged}, t0)],
-        }
+        return cands
 
     async def apropose(self, state: WriteState) -> dict[str, Any]:
         """Async :meth:`propose` (bank calls are local and synchronous)."""
@@ -491,11 +427,9 @@ class WriteNodes:
             if cand is None:
                 continue
             s = sc.get(cid, {})
-            closeness = s.get("hub", s.get("gate"))  # the judge reads the hub score
-            out.append(JudgeInput(old=cand, new=rec, a=s.get("a"), b=s.get("b"), d=s.get("d"),
-                                  similarity=s.get("similarity"), gate_score=closeness,
-                                  old_precedes_new=cand.time <= rec.time,
-                                  old_vector=s.get("vector"), new_vector=state.get("embedding")))
+            out.append(JudgeInput(old=cand, new=rec, similarity=s.get("similarity"),
+                                  gate_score=s.get("score"),
+                                  old_precedes_new=cand.time <= rec.time))
         return out
 
     def _judged(self, state: WriteState, inputs: list[JudgeInput], verdicts: list[Verdict],
@@ -626,7 +560,7 @@ class WriteNodes:
         When the new record coexists with a bridge record B, B coexists with an
         older active record O, and B's text names a value of O that the new
         record lacks and a value of the new record that O lacks
-        (:func:`~langchain_atma.bank.judge.names_both`: "mixing some origami in
+        (:func:`~langchain_atma.text.names_both`: "mixing some origami in
         with my usual embroidery"), the new record also coexists with O: B
         describes how the two relate. B must say that something changed (it
         describes a change: ``TextCues.shift``) and O must not (O is a plain
@@ -638,14 +572,14 @@ class WriteNodes:
             bridge = by_id.get(d.target_id)
             if bridge is None or d.action not in (CommitAction.COEXIST,
                                                   CommitAction.SCOPED_EXCEPTION) \
-                    or not text_cues(bridge.content).shift:
+                    or not cues(bridge.content).shift:
                 continue
             for src in bridge.targets(LinkType.COEXISTS, LinkType.SCOPED_EXCEPTION):
                 old = by_id.get(src)
                 if (old is None or src in used or src == rec.id
                         or old.status is not RecordStatus.ACTIVE
                         or old.sort_key > bridge.sort_key
-                        or text_cues(old.content).shift
+                        or cues(old.content).shift
                         or not names_both(bridge.content, old.content, rec.content)):
                     continue
                 out.append(CommitDecision(
@@ -678,7 +612,7 @@ class WriteNodes:
         decisions, verdict_by, family = self.plan(state) if self.use_judge else ([], {}, None)
         update: dict[str, Any] = {}
         if rec.states_fact is None:  # once, at write time: the read path ranks with it
-            update["states_fact"] = text_cues(rec.content).statement
+            update["states_fact"] = cues(rec.content).statement
         slot_set = False
         if family and not rec.slot and decisions and \
                 decisions[0].action is not CommitAction.DUPLICATE:
@@ -770,33 +704,28 @@ def _node(name: str, func: Any, afunc: Any) -> Any:
 def create_write_graph(
     bank: StateBank,
     *,
-    sentry: GateLike | None = None,
+    gate: ProposalGate | None = None,
     judge: BaseJudge | None = None,
     candidate_k: int = DEFAULT_CANDIDATE_K,
-    use_sentry: bool = True,
+    use_gate: bool = True,
     use_judge: bool = True,
-    also_flag_similarity: float | None = None,
 ) -> CompiledStateGraph:
     """Compile the bank write graph ``propose -> [judge] -> commit``.
 
     Args:
         bank: the state bank to write to.
-        sentry: proposal gate (default: :class:`ProposalGate` over the shipped
-            heads for the bank's encoder; see :func:`resolve_sentry`).
-        judge: audit judge (default: :class:`OfflineJudge`).
+        gate: proposal gate (default: :class:`ProposalGate`).
+        judge: audit judge (default: :class:`LearnedJudge`).
         candidate_k: nearest live neighbours per write.
-        use_sentry: ``False`` = ablation "judge every candidate".
+        use_gate: ``False`` = ablation "judge every candidate".
         use_judge: ``False`` = ablation "no audit" (plain append).
-        also_flag_similarity: also judge pairs at least this similar (see
-            :class:`WriteNodes`; off by default).
 
     Returns:
         A compiled graph; input ``{"record": MemoryRecord}`` (optionally
         ``namespace`` and ``embedding``); usable as a subgraph.
     """
-    nodes = WriteNodes(bank, sentry=sentry, judge=judge, candidate_k=candidate_k,
-                       use_sentry=use_sentry, use_judge=use_judge,
-                       also_flag_similarity=also_flag_similarity)
+    nodes = WriteNodes(bank, gate=gate, judge=judge, candidate_k=candidate_k,
+                       use_gate=use_gate, use_judge=use_judge)
     g: StateGraph = StateGraph(WriteState)
     for name, f, af in (("propose", nodes.propose, nodes.apropose),
                         ("judge", nodes.judge, nodes.ajudge),
@@ -822,7 +751,7 @@ class IngestReport(BaseModel):
     idempotent: int = Field(default=0, description="Events already in the bank (skipped).")
     duplicates: int = Field(default=0, description="Events judged duplicates (not stored).")
     candidate_pairs: int = Field(default=0, description="(new, candidate) pairs scored.")
-    flagged_pairs: int = Field(default=0, description="Pairs the Sentry routed to the judge.")
+    flagged_pairs: int = Field(default=0, description="Pairs the gate routed to the judge.")
     judge_calls: int = Field(default=0, description="Pairs the judge audited.")
     judge_calls_per_write: float = Field(
         default=0.0, description="judge_calls / (writes + duplicates).")
@@ -868,7 +797,7 @@ class WriteAudit(BaseModel):
         >>> bank = StateBank.in_memory()                              # doctest: +SKIP
         >>> audit = []
         >>> _ = ingest_events(bank, [{"text": "I live in Boston.", "timestamp": 1},
-        ...                          {"text": "I moved to Denver.", "timestamp": 2}],
+        ...                          {"text": "I moved to Seattle.", "timestamp": 2}],
         ...                   namespace="ann", audit=audit)           # doctest: +SKIP
         >>> audit[1].applied                                          # doctest: +SKIP
         {'...': 'supersede'}
@@ -1026,14 +955,13 @@ def ingest_events(
     events: Iterable[MemoryEvent | dict[str, Any]],
     *,
     namespace: str,
-    sentry: GateLike | None = None,
+    gate: ProposalGate | None = None,
     judge: BaseJudge | None = None,
     progress: bool = False,
-    use_sentry: bool = True,
+    use_gate: bool = True,
     use_judge: bool = True,
     candidate_k: int = DEFAULT_CANDIDATE_K,
     trace: list[dict[str, Any]] | None = None,
-    also_flag_similarity: float | None = None,
     audit: list[WriteAudit] | None = None,
 ) -> IngestReport:
     """Write events in order through the write path (batch-encoded up front).
@@ -1049,16 +977,13 @@ def ingest_events(
         bank: the state bank.
         events: dicts or :class:`MemoryEvent` objects, in chronological order.
         namespace: namespace of every record.
-        sentry: proposal gate (default: :class:`ProposalGate` over the shipped
-            heads for the bank's encoder; see :func:`resolve_sentry`).
-        judge: audit judge (default: :class:`OfflineJudge`).
+        gate: proposal gate (default: :class:`ProposalGate`).
+        judge: audit judge (default: :class:`LearnedJudge`).
         progress: show a tqdm progress bar.
-        use_sentry: ``False`` = ablation "judge every candidate".
+        use_gate: ``False`` = ablation "judge every candidate".
         use_judge: ``False`` = ablation "no audit".
         candidate_k: nearest live neighbours per write.
         trace: if given, every node's trace entry is appended to it.
-        also_flag_similarity: also judge pairs at least this similar (see
-            :class:`WriteNodes`; off by default).
         audit: if given, one :class:`WriteAudit` per event is appended to it
             (candidates, flags, verdicts and applied decisions by record id).
 
@@ -1071,9 +996,8 @@ def ingest_events(
     """
     t_start = time.perf_counter()
     records = _prepare(bank, events, namespace)
-    nodes = WriteNodes(bank, sentry=sentry, judge=judge, candidate_k=candidate_k,
-                       use_sentry=use_sentry, use_judge=use_judge,
-                       also_flag_similarity=also_flag_similarity)
+    nodes = WriteNodes(bank, gate=gate, judge=judge, candidate_k=candidate_k,
+                       use_gate=use_gate, use_judge=use_judge)
     acc = _Accumulator(len(records))
     t_enc = time.perf_counter()
     vecs: Any = bank.embed([r.content for r in records]) if records else []
@@ -1098,14 +1022,13 @@ async def aingest_events(
     events: Iterable[MemoryEvent | dict[str, Any]],
     *,
     namespace: str,
-    sentry: GateLike | None = None,
+    gate: ProposalGate | None = None,
     judge: BaseJudge | None = None,
     progress: bool = False,
-    use_sentry: bool = True,
+    use_gate: bool = True,
     use_judge: bool = True,
     candidate_k: int = DEFAULT_CANDIDATE_K,
     trace: list[dict[str, Any]] | None = None,
-    also_flag_similarity: float | None = None,
     audit: list[WriteAudit] | None = None,
 ) -> IngestReport:
     """Async :func:`ingest_events` (events stay strictly in order; the judge is awaited)."""
@@ -1113,9 +1036,8 @@ async def aingest_events(
 
     t_start = time.perf_counter()
     records = _prepare(bank, events, namespace)
-    nodes = WriteNodes(bank, sentry=sentry, judge=judge, candidate_k=candidate_k,
-                       use_sentry=use_sentry, use_judge=use_judge,
-                       also_flag_similarity=also_flag_similarity)
+    nodes = WriteNodes(bank, gate=gate, judge=judge, candidate_k=candidate_k,
+                       use_gate=use_gate, use_judge=use_judge)
     acc = _Accumulator(len(records))
     t_enc = time.perf_counter()
     vecs: Any = (await asyncio.to_thread(bank.embed, [r.content for r in records])

@@ -15,10 +15,9 @@ calls, not the thousands of a full ``atma bench ltp`` replay).
 What the judge sees is what the write path would hand it: the two records (text,
 time, speaker; every record ``active``, except that a unit's transition record is
 ``transition`` in its pair with the new cue when the judge itself gave its pair
-with the old cue a ``transition`` verdict), the Sentry's ``a, b, d``, the cosine,
-both vectors, and the gate's hub score (``JudgeInput.gate_score``) computed over
-the write-time pool: the 16 nearest earlier records of the speaker, the judged
-record added when it is not among them.
+with the old cue a ``transition`` verdict), their cosine and the gate's centred
+score (``JudgeInput.gate_score``: the old record against the new one minus the
+mean of every earlier record of the profile, the write-time centroid).
 
 Pairs (the gold is read to choose and score them: this is a component benchmark,
 nothing is replayed into a memory):
@@ -58,9 +57,9 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 
-from langchain_atma.bank.gate import GateConfig, ProposalGate
-from langchain_atma.bank.judge import BaseJudge, JudgeInput, LLMJudge, OfflineJudge
-from langchain_atma.benchmarks.gate_bench import _default_scorer
+from langchain_atma.bank.gate import centred_query
+from langchain_atma.bank.judge import BaseJudge, EscalatingJudge, JudgeInput, LLMJudge, judge_stats
+from langchain_atma.bank.learned_judge import default_judge
 from langchain_atma.benchmarks.ltp_bench import _CHANGE_ACTIONS, _COEXIST_ACTIONS, part_name
 from langchain_atma.benchmarks.ltp_format import (
     EventKind,
@@ -72,10 +71,7 @@ from langchain_atma.benchmarks.ltp_format import (
 from langchain_atma.errors import ConfigError
 from langchain_atma.records import MemoryRecord, Provenance, RecordStatus
 
-__all__ = ["POOL_K", "expected_actions", "markdown_table", "run_judge_bench"]
-
-POOL_K = 16
-"""Write-time pool size for the hub score (the write path's ``candidate_k``)."""
+__all__ = ["expected_actions", "markdown_table", "run_judge_bench"]
 
 _PAIR_KINDS = ("old_new", "old_transition", "transition_new")
 _NO_LINK = frozenset({"keep_both"})
@@ -109,8 +105,7 @@ class _Profile:
 class _PairMaker:
     """Builds the :class:`JudgeInput` the write path would build for a pair."""
 
-    def __init__(self, scorer: Any, namespace: str) -> None:
-        self.gate = ProposalGate(scorer, GateConfig())
+    def __init__(self, namespace: str) -> None:
         self.ns = namespace
 
     def record(self, ev: LtpEvent, status: RecordStatus = RecordStatus.ACTIVE) -> MemoryRecord:
@@ -121,21 +116,12 @@ class _PairMaker:
     def make(self, prof: _Profile, old: int, new: int,
              old_status: RecordStatus = RecordStatus.ACTIVE) -> JudgeInput:
         ev = prof.events
-        pool = _earlier_of_speaker(prof, new)[:POOL_K].tolist()
-        if old not in pool:
-            pool.append(old)
-        pos = pool.index(old)
-        mat = prof.vecs[pool]
-        gs = self.gate.score(prof.vecs[new], mat, new_text=ev[new].text,
-                             cand_texts=[ev[j].text for j in pool])
-        hub = gs.hub[pos] if gs.hub is not None else gs.t[pos]
+        centre = prof.vecs[:new].mean(axis=0) if new else None
+        score = float(prof.vecs[old] @ centred_query(prof.vecs[new], centre, 1.0))
         return JudgeInput(
             old=self.record(ev[old], old_status), new=self.record(ev[new]),
-            a=float(gs.a[pos]), b=float(gs.b[pos]), d=float(gs.d[pos]),
-            similarity=float(prof.sims[new, old]), gate_score=float(hub),
-            old_precedes_new=ev[old].timestamp <= ev[new].timestamp,
-            old_vector=[float(x) for x in prof.vecs[old]],
-            new_vector=[float(x) for x in prof.vecs[new]])
+            similarity=float(prof.sims[new, old]), gate_score=score,
+            old_precedes_new=ev[old].timestamp <= ev[new].timestamp)
 
 
 def _earlier_of_speaker(prof: _Profile, i: int, dialog_only: bool = False) -> np.ndarray:
@@ -174,9 +160,9 @@ def run_judge_bench(
     Args:
         path: the LTP-format file.
         profiles: profile ids, or a count of leading profiles (default: all).
-        judge: the judge to measure (default: the offline judge, or an
-            :class:`LLMJudge` over ``judge_model`` with the offline fallback).
-        judge_model: a chat model for the judge (ignored when ``judge`` is given).
+        judge: the judge to measure (default: the learned judge, escalating its
+            unsure pairs to ``judge_model`` when one is given).
+        judge_model: a chat model for the escalation (ignored when ``judge`` is given).
         negatives: hard negatives per cue / transition record (nearest earlier
             dialog turns of the speaker).
         dialog_pairs: dialog turns sampled per profile (seeded), each judged against
@@ -204,10 +190,9 @@ def run_judge_bench(
     data = load_ltp(path)
     chosen = select_profiles(data, profiles or None)
     emb = embeddings or default_embeddings()
-    if judge is None:
-        offline = OfflineJudge(embeddings=emb)
-        judge = LLMJudge(judge_model, fallback=offline) if judge_model is not None else offline
-    scorer = _default_scorer(emb)
+    if judge is None:  # without a model the escalation is a dry run (it only counts)
+        judge = EscalatingJudge(default_judge(), None if judge_model is None
+                                else LLMJudge(judge_model, fallback=None))
     rng = random.Random(seed)
     upd: dict[str, dict[str, Counter[str]]] = {}   # pair kind -> update type -> actions
     unit_ok: dict[str, list[int]] = {}
@@ -235,7 +220,7 @@ def run_judge_bench(
                             "correct": verdict.action in want, **extra})
         return verdict.action
 
-    maker = _PairMaker(scorer, "judge-bench")
+    maker = _PairMaker("judge-bench")
     for profile in tqdm(chosen, desc="profiles", disable=not progress):
         prof = _prepare(profile, emb)
         cues: set[int] = set()
@@ -289,7 +274,6 @@ def run_judge_bench(
                 "actions": dict(acts.most_common())}
 
     units_all = [x for v in unit_ok.values() for x in v]
-    stats = getattr(judge, "stats", None)
     return {
         "update_pairs": {kind: summary(upd[kind]) for kind in _PAIR_KINDS if kind in upd},
         "units": {"units": len(units_all), "correct": sum(units_all),
@@ -299,12 +283,14 @@ def run_judge_bench(
                                      for ut, v in sorted(unit_ok.items())}},
         "hard_negatives": false_links(neg),
         "dialog_pairs": false_links(dia),
+        "judge_ms_per_pair": round(1000 * judge_s / max(n_judged, 1), 3),
         "config": {"file": str(path), "profiles": [p.profile_id for p in chosen],
-                   "judge": type(judge).__name__,
+                   "judge": type(judge.primary if isinstance(judge, EscalatingJudge)
+                                 and judge.llm is None else judge).__name__,
                    "judge_model": part_name(judge_model) if judge_model is not None else None,
-                   "judge_stats": dict(stats) if isinstance(stats, dict) else None,
+                   "judge_stats": judge_stats(judge) or None,
                    "negatives": negatives, "dialog_pairs": dialog_pairs, "seed": seed,
-                   "pool_k": POOL_K, "encoder": encoder_name(emb), "scorer": type(scorer).__name__,
+                   "encoder": encoder_name(emb),
                    "judged_pairs": n_judged,
                    "judge_ms_per_pair": round(1000 * judge_s / max(n_judged, 1), 3),
                    "seconds": round(time.perf_counter() - t0, 1)},

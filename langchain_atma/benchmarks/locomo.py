@@ -33,7 +33,7 @@ Scorers (LoCoMo conventions)
 * :func:`evidence_recall`: share of gold evidence dia_ids retrieved.
 
 Example:
-    >>> round(f1_score("He moved to Denver in 2023", "Denver"), 3)
+    >>> round(f1_score("He moved to Seattle in 2023", "Seattle"), 3)
     0.286
     >>> multi_hop_f1("hiking, painting", "painting, hiking")
     1.0
@@ -449,7 +449,7 @@ def normalize_answer(text: object) -> str:
     """Lowercase, drop punctuation and the articles a/an/the, collapse spaces.
 
     Example:
-        >>> normalize_answer("The Denver, CO area!")
+        >>> normalize_answer("The Seattle, CO area!")
         'denver co area'
     """
     lowered = str(text).lower().translate(_PUNCT_TABLE)
@@ -536,7 +536,7 @@ def bleu1(prediction: object, gold: object) -> float:
     ``exp(1 - gold_len / pred_len)``; an empty prediction scores 0.
 
     Example:
-        >>> round(bleu1("moved to Denver", "Denver"), 3)
+        >>> round(bleu1("moved to Seattle", "Seattle"), 3)
         0.333
     """
     pred = answer_tokens(prediction, stem=False)

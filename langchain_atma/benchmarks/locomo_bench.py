@@ -38,7 +38,8 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from langchain_atma.bank import StateBank
-from langchain_atma.bank.judge import LLMJudge, OfflineJudge
+from langchain_atma.bank.judge import EscalatingJudge, LLMJudge, judge_stats
+from langchain_atma.bank.learned_judge import default_judge
 from langchain_atma.benchmarks.locomo import (
     LocomoSample,
     bleu1,
@@ -95,8 +96,8 @@ def run_locomo_bench(
         seed_k: host seed hits per question.
         methods: ``host`` and/or ``atma``.
         progress: show a progress bar.
-        judge_model: a chat model for ``atma``'s judge (:class:`LLMJudge`, offline
-            fallback); None = the offline judge.
+        judge_model: a chat model the learned judge escalates its unsure pairs to
+            (:class:`EscalatingJudge`); None = the learned judge alone.
         controller_model: a chat model for ``atma``'s controller.
         answer_model: a chat model for both methods' answers (:class:`LLMAnswerer`;
             ``host`` without labels). The paper's LoCoMo figures are LLM-answered.
@@ -117,8 +118,10 @@ def run_locomo_bench(
     if bad:
         raise ConfigError(f"unknown method(s) {bad}; choose from {LOCOMO_METHODS}")
     memo = MemoEmbeddings(default_embeddings())
-    judge = (LLMJudge(judge_model, fallback=OfflineJudge(embeddings=memo))
-             if judge_model is not None else None)
+    # without a judge model the escalation is a dry run: the learned verdicts, and a
+    # count of the pairs a model would have been asked about
+    judge = EscalatingJudge(default_judge(), None if judge_model is None
+                            else LLMJudge(judge_model, fallback=None))
     controller = LLMController(controller_model) if controller_model is not None else None
     failed: dict[str, int] = dict.fromkeys(methods, 0)
     scores: dict[str, dict[str, list[float]]] = {m: defaultdict(list) for m in methods}
@@ -196,7 +199,7 @@ def run_locomo_bench(
             "samples": [s.sample_id for s in samples], "k": k, "seed_k": seed_k,
             "answerer": part_name(answer_model), "judge": part_name(judge_model),
             "controller": part_name(controller_model),
-            **({"judge_stats": dict(judge.stats)} if judge is not None else {}),
+            "judge_stats": judge_stats(judge),
             "machine": f"{platform.machine()} {os.cpu_count()} cores",
             "seconds": round(time.perf_counter() - started, 1),
         },

@@ -17,7 +17,7 @@ Methods (all in one run, sharing the replays where the bank is the same):
 * ``host`` — plain vector top-k over the same records (the bank replayed without
   audit, so no state roles), same offline answerer, no labels, no expansion;
 * ``atma`` — the full overlay with the offline defaults;
-* ``atma-no-sentry`` — every candidate pair is judged (no proposal gate);
+* ``atma-no-gate`` — every candidate pair is judged (no proposal gate cap);
 * ``atma-no-judge`` — flagged pairs are not audited (no links written);
 * ``atma-no-controller`` — stable pre-rank only;
 * ``atma-no-labels`` — the answerer sees no state labels.
@@ -26,7 +26,8 @@ Metrics follow FORMAT.md (bank_coexist, bank_role, evidence_support,
 state_fit_at_1, label_accuracy, qa_acc, conflict_acc, fact_acc), plus
 ``spurious_supersession_rate`` (share of dialog-event records marked superseded)
 and ``judge_calls_per_write``, and counts of each probe's failure level
-(``fail_bank``, ``fail_candidates``, ``fail_ranking``, ``fail_qa``).
+(``fail_bank``, ``fail_candidates``, ``fail_ranking``, ``fail_qa``). ``views``
+(one for the file) is the query profiler's accuracy on the probes' views.
 Each method's row also has ``by_update_type``: bank_role, evidence_support,
 state_fit_at_1, label_accuracy and qa_acc per gold update type (temporal,
 negation, value, scope), computed in the scoring phase like everything else, and
@@ -35,9 +36,11 @@ step at which its link was lost (:data:`BANK_STEPS`), read from the
 :class:`~langchain_atma.bank.write_graph.WriteAudit` each write recorded during
 the replay. ``details`` (``--details FILE``) lists every unit and probe.
 
-The offline judge, controller and answerer are the defaults; any of them can run
-on a chat model (``judge_model``, ``controller_model``, ``answer_model``;
-``--judge-model`` ... on the command line).
+The learned judge and the offline controller and answerer are the defaults; any of
+them can run on a chat model (``judge_model``, ``controller_model``,
+``answer_model``; ``--judge-model`` ... on the command line). A judge model is used
+as the product uses it: the pairs the learned judge is unsure of are escalated to
+it (:class:`~langchain_atma.bank.judge.EscalatingJudge`).
 
 Example:
     >>> from langchain_atma.benchmarks.ltp_bench import METHODS
@@ -53,7 +56,7 @@ import json
 import os
 import platform
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -63,7 +66,8 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 
 from langchain_atma.bank import StateBank
-from langchain_atma.bank.judge import BaseJudge, LLMJudge, OfflineJudge
+from langchain_atma.bank.judge import BaseJudge, EscalatingJudge, LLMJudge, judge_stats
+from langchain_atma.bank.learned_judge import default_judge
 from langchain_atma.bank.write_graph import LinkStep, WriteAudit
 from langchain_atma.benchmarks.ltp_format import (
     LtpFile,
@@ -96,13 +100,14 @@ __all__ = [
     "part_name",
     "run_ltp_bench",
     "unit_bank_step",
+    "view_accuracy",
     "write_jsonl",
 ]
 
 METHODS: tuple[str, ...] = (
     "host",
     "atma",
-    "atma-no-sentry",
+    "atma-no-gate",
     "atma-no-judge",
     "atma-no-controller",
     "atma-no-labels",
@@ -111,7 +116,7 @@ METHODS: tuple[str, ...] = (
 # method -> (bank variant, read options)
 _READ: dict[str, dict[str, Any]] = {
     "atma": {"controller_mode": "online", "use_labels": True},
-    "atma-no-sentry": {"controller_mode": "online", "use_labels": True},
+    "atma-no-gate": {"controller_mode": "online", "use_labels": True},
     "atma-no-judge": {"controller_mode": "online", "use_labels": True},
     "atma-no-controller": {"controller_mode": "off", "use_labels": True},
     "atma-no-labels": {"controller_mode": "online", "use_labels": False},
@@ -119,15 +124,15 @@ _READ: dict[str, dict[str, Any]] = {
 _BANK_OF = {
     "host": "no-judge",
     "atma": "full",
-    "atma-no-sentry": "no-sentry",
+    "atma-no-gate": "no-gate",
     "atma-no-judge": "no-judge",
     "atma-no-controller": "full",
     "atma-no-labels": "full",
 }
 _INGEST_OPTS: dict[str, dict[str, Any]] = {
-    "full": {"use_sentry": True, "use_judge": True},
-    "no-sentry": {"use_sentry": False, "use_judge": True},
-    "no-judge": {"use_sentry": True, "use_judge": False},
+    "full": {"use_gate": True, "use_judge": True},
+    "no-gate": {"use_gate": False, "use_judge": True},
+    "no-judge": {"use_gate": True, "use_judge": False},
 }
 
 METRICS = (
@@ -137,10 +142,7 @@ METRICS = (
 
 
 class MemoEmbeddings(Embeddings):
-    """Memoizing wrapper: each distinct text is encoded once per run.
-
-    Keeps the wrapped encoder's ``name`` so Sentry heads still match.
-    """
+    """Memoizing wrapper: each distinct text is encoded once per run (keeps ``name``)."""
 
     def __init__(self, inner: Embeddings) -> None:
         self.inner = inner
@@ -472,9 +474,9 @@ def run_ltp_bench(
             appended after scoring: bank role and step per unit; question, answer,
             failure level, the target's rank in the pool and the packet, and the
             packet rows (event id, label, status, text) per probe.
-        judge_model: a chat model for the judge of the audited banks
-            (:class:`~langchain_atma.bank.judge.LLMJudge`, falling back to the
-            offline judge on failures); None = the offline judge.
+        judge_model: a chat model the learned judge escalates its unsure pairs to
+            (:class:`~langchain_atma.bank.judge.EscalatingJudge`); None = the
+            learned judge alone.
         controller_model: a chat model for the controller of the methods that use
             one (:class:`~langchain_atma.retrieval.controller.LLMController`).
         answer_model: a chat model for EVERY method's answerer, ``host``
@@ -501,8 +503,10 @@ def run_ltp_bench(
 
         embeddings = default_embeddings()
     memo = MemoEmbeddings(embeddings)
-    judge = (LLMJudge(judge_model, fallback=OfflineJudge(embeddings=memo))
-             if judge_model is not None else None)
+    # without a judge model the escalation is a dry run: the learned verdicts, and a
+    # count of the pairs a model would have been asked about
+    judge = EscalatingJudge(default_judge(), None if judge_model is None
+                            else LLMJudge(judge_model, fallback=None))
     controller = LLMController(controller_model) if controller_model is not None else None
     variants = sorted({_BANK_OF[m] for m in methods})
     agg: dict[str, dict[str, list[float]]] = {m: defaultdict(list) for m in methods}
@@ -575,6 +579,7 @@ def run_ltp_bench(
         results[m] = row
     return {
         "methods": results,
+        "views": view_accuracy(selected),
         "config": {
             "file": getattr(ltp, "name", "ltp"),
             "k": k,
@@ -584,11 +589,31 @@ def run_ltp_bench(
             "encoder": getattr(embeddings, "name", type(embeddings).__name__),
             "judge": part_name(judge_model), "controller": part_name(controller_model),
             "answerer": part_name(answer_model),
-            **({"judge_stats": dict(judge.stats)} if judge is not None else {}),
+            "judge_stats": judge_stats(judge),
             "machine": f"{platform.machine()} {os.cpu_count()} cores, {platform.python_version()}",
             "seconds": round(time.perf_counter() - started, 1),
         },
     }
+
+
+def view_accuracy(profiles: Sequence[LtpProfile]) -> dict[str, Any]:
+    """The query profiler's view against each probe's view (scoring phase).
+
+    Returns:
+        ``{"probes", "accuracy", "by_view": {view: {"probes", "accuracy",
+        "predicted": {view: count}}}}``.
+    """
+    by: dict[str, list[str]] = defaultdict(list)
+    for profile in profiles:
+        for probe in profile.probes:
+            by[probe.view.value].append(profile_query(probe.question).view.value)
+    n = sum(len(v) for v in by.values())
+    right = sum(p == view for view, got in by.items() for p in got)
+    return {"probes": n, "accuracy": round(right / max(n, 1), 4),
+            "by_view": {view: {"probes": len(got),
+                               "accuracy": round(sum(p == view for p in got) / len(got), 4),
+                               "predicted": dict(sorted(Counter(got).items()))}
+                        for view, got in sorted(by.items())}}
 
 
 TYPED_METRICS = ("bank_role", "evidence_support", "state_fit_at_1", "label_accuracy", "qa_acc")
@@ -636,6 +661,11 @@ def markdown_table(results: dict[str, Any]) -> str:
     lines = [head, sep]
     for name, row in results["methods"].items():
         lines.append(f"| {name} | " + " | ".join(f"{row[c]:.3f}" for c in cols) + " |")
+    views = results.get("views")
+    if views:
+        lines.append(f"\nquery view picked right for {views['accuracy']:.3f} of "
+                     f"{views['probes']} probes (" + ", ".join(
+                         f"{v} {r['accuracy']:.3f}" for v, r in views["by_view"].items()) + ")")
     return "\n".join(lines)
 
 

@@ -1,12 +1,19 @@
 """``atma bench perf``: speed and memory of the write and read paths.
 
-Write path (on a fresh embedded bank, real MiniLM encoder, offline judge):
+Write path (on a fresh embedded bank, real MiniLM encoder, the learned judge):
 
 * ``ingest_turns_per_s`` — end-to-end ingest throughput of a synthetic chat
   (encode + propose + judge + commit);
-* ``sentry_ms_per_pair`` — the Sentry gate's cost per (new, candidate) pair,
-  batched, on stored vectors (median of repeats);
-* ``judge_calls_per_write`` — from the same ingest.
+* ``judge_ms_per_write_p50`` — median milliseconds the judge node took per write
+  of that ingest (0 for a write that judged nothing),
+  ``judge_ms_per_judged_write_p50`` the same over writes that judged a pair, and
+  ``judge_share_of_ingest`` the judge's share of the ingest's wall time;
+* ``judge_ms_per_pair`` — the learned judge alone, median milliseconds per pair
+  over calls of 12 pairs (the gate's ``max_judged``; each pair runs alone);
+* ``judge_calls_per_write`` — from the same ingest;
+* ``view_ms_per_question`` — the state model's view head on one question, median
+  (the profiler caches answers per question, so ``overhead_ms`` below mostly
+  reads the cache for the benchmark's repeated questions).
 
 Read path, at each bank size (default 1k, 10k, 100k records in one embedded
 Chroma collection; about 10% of the records form superseded -> active chains):
@@ -53,7 +60,7 @@ from langchain_atma.errors import ConfigError
 
 __all__ = ["main", "percentile", "run_perf"]
 
-_PEOPLE = ["Ana", "Ben", "Chen", "Dara", "Eli", "Fay", "Gus", "Hana", "Ivo", "Jun"]
+_PEOPLE = ["Ana", "Ben", "Chen", "Dara", "Eli", "Fay", "Gus", "Hanneke", "Ivo", "Jun"]
 _FACTS = [
     "I live in {city} now.", "I work as a {job} these days.", "My dog is called {pet}.",
     "I started learning {hobby} last month.", "I really love {food}.",
@@ -70,9 +77,9 @@ _CHAT = [
     "I finished a great book about space exploration.", "Happy birthday to your mom!",
 ]
 _VALUES = {
-    "city": ["Boston", "Denver", "Lisbon", "Osaka", "Austin", "Leeds", "Quito", "Perth"],
+    "city": ["Boston", "Seattle", "Lisbon", "Osaka", "Ashcombe", "Leeds", "Quito", "Perth"],
     "job": ["nurse", "teacher", "chef", "pilot", "designer", "lawyer", "baker", "medic"],
-    "pet": ["Rex", "Milo", "Luna", "Pixel", "Nacho", "Olive", "Bruno", "Kiwi"],
+    "pet": ["Rex", "Milo", "Luna", "Nimbus", "Nesbit", "Olwen", "Barnaby", "Pipkin"],
     "hobby": ["pottery", "salsa", "chess", "climbing", "sailing", "guitar", "yoga"],
     "food": ["sushi", "tacos", "ramen", "falafel", "paella", "curry", "pho"],
 }
@@ -125,11 +132,11 @@ def _bulk_load(bank: Any, ns: str, start: int, stop: int, base_texts: list[str],
                base_vecs: np.ndarray, rng: np.random.Generator) -> None:
     """Write records [start, stop) directly as host rows (precomputed vectors)."""
     from langchain_atma.bank.bank import _record_to_row
-    from langchain_atma.bank.judge import text_cues
     from langchain_atma.records import Link, LinkType, MemoryRecord, Provenance, RecordStatus
+    from langchain_atma.text import cues
 
     # the flag the write path stores (so the seed search's demotion runs as on a real bank)
-    states_fact = [text_cues(t).statement for t in base_texts]
+    states_fact = [cues(t).statement for t in base_texts]
     batch: list[Any] = []
     for j in range(start, stop):
         base = j % len(base_texts)
@@ -162,7 +169,7 @@ def run_perf(*, sizes: list[int], queries: int = 200, ingest_turns: int = 300,
     from tqdm.auto import tqdm
 
     from langchain_atma.bank import StateBank
-    from langchain_atma.bank.sentry import Sentry
+    from langchain_atma.bank.learned_judge import default_judge
     from langchain_atma.bank.write_graph import ingest_events
     from langchain_atma.embeddings import default_embeddings
     from langchain_atma.qa.serializer import serialize_packet
@@ -181,30 +188,24 @@ def run_perf(*, sizes: list[int], queries: int = 200, ingest_turns: int = 300,
         bank = StateBank(path=tmp / "write", embeddings=emb)
         events = _chat_events(rng, ingest_turns)
         emb.encode(["warm up"])
+        judge = default_judge()
+        judge.model.pair_probabilities([("warm up", "the model")])
+        trace: list[dict[str, Any]] = []
         t0 = time.perf_counter()
-        rep = ingest_events(bank, events, namespace="perf", progress=progress)
+        rep = ingest_events(bank, events, namespace="perf", progress=progress, trace=trace)
         dt = time.perf_counter() - t0
         out["ingest_turns_per_s"] = round(len(events) / dt, 2)
         out["judge_calls_per_write"] = round(rep.judge_calls_per_write, 4)
+        judged = [float(e["ms"]) for e in trace if e.get("node") == "judge"]
+        writes = rep.writes + rep.duplicates
+        per_write = judged + [0.0] * max(0, writes - len(judged))
+        out["judge_ms_per_write_p50"] = round(percentile(per_write, 50), 3)
+        out["judge_ms_per_judged_write_p50"] = round(percentile(judged, 50), 3) if judged \
+            else 0.0
+        out["judge_share_of_ingest"] = round(rep.seconds.get("judge", 0.0) / dt, 4)
         out["ingest"] = rep.model_dump(exclude={"record_ids"})
-
-        sentry = Sentry.default()
-        cands = np.asarray(emb.encode(_base_texts(rng, 256)), dtype=np.float32)
-        new = cands[0]
-        sentry.score(new, cands)  # warm
-        per_pair = []
-        for _ in range(50):
-            a = time.perf_counter()
-            sentry.score(new, cands)
-            per_pair.append((time.perf_counter() - a) * 1000.0 / len(cands))
-        small = cands[:8]
-        per_pair_small = []
-        for _ in range(200):
-            a = time.perf_counter()
-            sentry.score(new, small)
-            per_pair_small.append((time.perf_counter() - a) * 1000.0 / len(small))
-        out["sentry_ms_per_pair"] = round(percentile(per_pair_small, 50), 5)
-        out["sentry_ms_per_pair_batch256"] = round(percentile(per_pair, 50), 5)
+        out["judge_ms_per_pair"] = _judge_ms_per_pair(judge, _base_texts(rng, 64))
+        out["view_ms_per_question"] = _view_ms(judge.model, rng)
 
         # ---------------------------------------------------------------- read path
         base_texts = _base_texts(rng, 1000)
@@ -258,6 +259,30 @@ def run_perf(*, sizes: list[int], queries: int = 200, ingest_turns: int = 300,
         return out
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _judge_ms_per_pair(judge: Any, texts: list[str], batch: int = 12,
+                       rounds: int = 40) -> float:
+    """Median milliseconds per pair of the learned judge, over calls of ``batch`` pairs."""
+    pairs = [(texts[i], texts[(i + 1) % len(texts)]) for i in range(len(texts))]
+    per_pair = []
+    for r in range(rounds):
+        chunk = [pairs[(r * batch + j) % len(pairs)] for j in range(batch)]
+        a = time.perf_counter()
+        judge.model.pair_probabilities(chunk)
+        per_pair.append((time.perf_counter() - a) * 1000.0 / batch)
+    return round(percentile(per_pair, 50), 3)
+
+
+def _view_ms(model: Any, rng: random.Random, n: int = 60) -> float:
+    """Median milliseconds of the view head on one question (no profiler cache)."""
+    times = []
+    for _ in range(n):
+        q = rng.choice(_QUESTIONS).replace("{p}", rng.choice(_PEOPLE))
+        a = time.perf_counter()
+        model.view_probabilities([q])
+        times.append((time.perf_counter() - a) * 1000.0)
+    return round(percentile(times, 50), 3)
 
 
 def _short(n: int) -> str:

@@ -20,9 +20,9 @@ Edge cases:
 * an empty answer is incorrect.
 
 Example:
-    >>> ltp_answer_correct("Caroline lives in Denver now.", "Denver", "Boston")
+    >>> ltp_answer_correct("Corisande lives in Seattle now.", "Seattle", "Boston")
     True
-    >>> ltp_answer_correct("She moved from Boston to Denver.", "Denver", "Boston")
+    >>> ltp_answer_correct("She moved from Boston to Seattle.", "Seattle", "Boston")
     False
 """
 

@@ -44,7 +44,6 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langchain_atma.bank.judge import text_cues
 from langchain_atma.benchmarks.ltp_format import LtpProfile, load_ltp, select_profiles
 from langchain_atma.embeddings import unit_vectors_by_text
 from langchain_atma.retrieval.pool import DEFAULT_NO_FACT_PENALTY, DEFAULT_OTHER_SPEAKER_PENALTY
@@ -53,6 +52,7 @@ from langchain_atma.retrieval.rewrite import (
     name_candidates,
     the_named_speaker,
 )
+from langchain_atma.text import cues
 
 __all__ = ["SEARCH_MODES", "run_seed_bench"]
 
@@ -74,7 +74,7 @@ def _profile_rows(profile: LtpProfile, emb: Embeddings, k: int,
     mat = np.stack([vec[e.text] for e in profile.events])
     event_speakers = np.array([e.speaker for e in profile.events], dtype=object)
     # what the write path stores per record (states_fact), from the same text cues
-    no_fact = np.array([not text_cues(e.text).statement for e in profile.events])
+    no_fact = np.array([not cues(e.text).statement for e in profile.events])
     index = {e.event_id: i for i, e in enumerate(profile.events)}
     units = {u.unit_id: u for u in profile.units}
     rows = []

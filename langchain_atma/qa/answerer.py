@@ -18,13 +18,13 @@ Example:
     >>> from langchain_atma.records import MemoryRecord
     >>> from langchain_atma.retrieval.packets import Bucket, EvidenceRow
     >>> from langchain_atma.retrieval.profiler import profile_query
-    >>> q = "Where does Caroline live now?"
+    >>> q = "Where does Corisande live now?"
     >>> rows = [EvidenceRow(record=MemoryRecord(namespace="t", content="I live in Boston.",
     ...                                         status="superseded"), bucket=Bucket.SEED),
-    ...         EvidenceRow(record=MemoryRecord(namespace="t", content="Denver is home now."),
+    ...         EvidenceRow(record=MemoryRecord(namespace="t", content="Seattle is home now."),
     ...                     bucket=Bucket.RELATION, relation="superseded_by")]
     >>> OfflineAnswerer().answer(q, profile_query(q), rows).answer
-    'Denver is home now.'
+    'Seattle is home now.'
 """
 
 from __future__ import annotations
@@ -139,8 +139,8 @@ def _no_evidence(view: QueryView) -> Answer:
 _MIN_SHARED_WORDS = 2
 """Fewest question words another speaker's statement must share (see
 :func:`other_speaker_row`): one shared word is often only the topic ("What dance
-style has Tim been doing lately?" over "We had our first dance at a cozy
-restaurant")."""
+style has Teodor been doing lately?" over "Our first dance happened in a tiny
+candlelit bistro")."""
 
 
 def other_speaker_row(question: str, rows: Sequence[EvidenceRow]) -> EvidenceRow | None:
@@ -149,16 +149,16 @@ def other_speaker_row(question: str, rows: Sequence[EvidenceRow]) -> EvidenceRow
     The question must name exactly one of the rows' speakers (``X``). Rows
     are matched to the question sentence by sentence, by shared content words
     (stemmed; the speakers' names do not count), and only sentences that state
-    something count (:func:`~langchain_atma.bank.judge.statement_words`: no
+    something count (:func:`~langchain_atma.text.statement_words`: no
     questions, reactions or sentences addressed to the listener): ``X``'s rows
     by every such sentence, another speaker's rows only by the sentences in
     which that speaker says something of their own (a first-person word) and
     that do not name ``X``. When such a sentence shares more words with the
     question than any of ``X``'s statements, and at least two (one shared
     word is often only the topic: "dance", "pet"), the packet holds the fact the
-    question asks about, but as the other speaker's own: "Where did Calvin see
-    the workshop flyer?" over "Dave: I saw the workshop flyer at my local pet
-    store." and Calvin's rows about something else. That row is returned (the
+    question asks about, but as the other speaker's own: "Where did Caspian see
+    the workshop flyer?" over "Dariusz: I saw the workshop flyer at my local pet
+    store." and Caspian's rows about something else. That row is returned (the
     earliest in packet order among equals); ``None`` otherwise. Records without
     a speaker never count.
 
@@ -169,11 +169,11 @@ def other_speaker_row(question: str, rows: Sequence[EvidenceRow]) -> EvidenceRow
         ...     rec = MemoryRecord(namespace="t", content=text,
         ...                        provenance=Provenance(speaker=speaker))
         ...     return EvidenceRow(record=rec, bucket=Bucket.SEED)
-        >>> rows = [row("Calvin", "Workshops sound fun, but I'm swamped."),
-        ...         row("Dave", "Ha! I saw the workshop flyer at my local pet store.")]
-        >>> other_speaker_row("Where did Calvin see the workshop flyer?", rows).id == rows[1].id
+        >>> rows = [row("Caspian", "Workshops sound fun, but I'm swamped."),
+        ...         row("Dariusz", "Ha! I saw the workshop flyer at my local pet store.")]
+        >>> other_speaker_row("Where did Caspian see the workshop flyer?", rows).id == rows[1].id
         True
-        >>> other_speaker_row("Where did Dave see the workshop flyer?", rows) is None
+        >>> other_speaker_row("Where did Dariusz see the workshop flyer?", rows) is None
         True
 
     Raises:
@@ -192,8 +192,8 @@ def other_speaker_row(question: str, rows: Sequence[EvidenceRow]) -> EvidenceRow
 def _other_speaker(question: str, rows: Sequence[EvidenceRow]
                    ) -> tuple[str, EvidenceRow] | None:
     """``(asked speaker, other speaker's row)`` for :func:`other_speaker_row`."""
-    from langchain_atma.bank.judge import content_words, statement_words
     from langchain_atma.retrieval.rewrite import the_named_speaker
+    from langchain_atma.text import content_words, statement_words
 
     speakers = {r.record.provenance.speaker for r in rows if r.record.provenance.speaker}
     # the packet's speakers are known: look for each name (not only the first few
@@ -310,9 +310,9 @@ class OfflineAnswerer:
         speaker_check: abstain when the question asks about one speaker and
             another speaker's own statement in the packet matches it better than
             anything that speaker said (:func:`other_speaker_row`): "Where did
-            Calvin see the workshop flyer?" over "Dave: I saw the workshop flyer
-            at the pet store." gets "Not mentioned in memory for Calvin (the
-            closest memory is Dave's own statement).", status ``"abstained"``;
+            Caspian see the workshop flyer?" over "Dariusz: I saw the workshop flyer
+            at the pet store." gets "Not mentioned in memory for Caspian (the
+            closest memory is Dariusz's own statement).", status ``"abstained"``;
             default True.
 
     Raises:
@@ -470,7 +470,7 @@ class OfflineAnswerer:
         return self.answer(question, profile, rows)
 
 
-# what may come before the question word: "According to John, who ...", "And when
+# what may come before the question word: "According to Johan, who ...", "And when
 # ...", "With whom ...", "After how many weeks ..." (never a word of the question's
 # body: "What happens when ..." and "Is the friend who ..." ask for no time or name)
 _LEAD = (r"^\W*(?:according\s+to\s+[^,?]{1,40},\s*)?"
@@ -499,29 +499,29 @@ def can_answer(question: str, text: str, *, states_fact: bool | None = None) -> 
         states_fact: the record's ``states_fact`` flag, when the write path set it.
 
     Example:
-        >>> can_answer("Who is Dave's roommate now?", "Diego took the spare room.")
+        >>> can_answer("Who is Dariusz's roommate now?", "Dieter took the spare room.")
         True
-        >>> can_answer("Who is Dave's roommate now?", "Wow, that looks cozy!")
+        >>> can_answer("Who is Dariusz's roommate now?", "Wow, that looks cozy!")
         False
-        >>> can_answer("How many plants does Tim have?", "I love my plants.")
+        >>> can_answer("How many plants does Teodor have?", "I love my plants.")
         False
 
     Raises:
         InvalidRecordError: ``question`` or ``text`` is not a string.
     """
-    from langchain_atma.bank.judge import text_cues, value_roots
+    from langchain_atma.text import cues, value_roots
 
     if not isinstance(question, str) or not isinstance(text, str):
         raise InvalidRecordError("can_answer takes a question and a text")
     if states_fact is False:
         return False
-    cues = text_cues(text)
-    if states_fact is None and not cues.statement:
+    seen = cues(text)
+    if states_fact is None and not seen.statement:
         return False
     if _ASKS_NAME.search(question):
-        return bool(cues.names - value_roots(question, min_chars=3))
+        return bool(seen.names - value_roots(question, min_chars=3))
     if _ASKS_NUMBER.search(question):
-        return cues.numbers
+        return seen.numbers
     return True
 
 
@@ -558,7 +558,7 @@ def asks_time(question: str) -> bool:
     when Ana moves?" asks for no time.
 
     Example:
-        >>> asks_time("When did Ana move to Denver?"), asks_time("Where does Ana live?")
+        >>> asks_time("When did Ana move to Seattle?"), asks_time("Where does Ana live?")
         (True, False)
         >>> asks_time("In which year did Ana move?"), asks_time("What happens when Ana moves?")
         (True, False)
@@ -597,7 +597,7 @@ def time_answer(question: str, text: str, time: datetime) -> str | None:
         '7 May 2023'
         >>> time_answer("What year did Ana start surfing?", "Surfing since 2018!", said)
         '2018'
-        >>> time_answer("Where does Ana live?", "I live in Denver.", said) is None
+        >>> time_answer("Where does Ana live?", "I live in Seattle.", said) is None
         True
 
     Raises:
@@ -651,9 +651,9 @@ def state_clauses(text: str, partners: Sequence[str]) -> str:
     A record often names the other state of its pair while stating its own ("I
     no longer keep a corn snake. Now I've got a gecko"). A clause (a sentence,
     or a part after a comma, "but", "and", "while", "although") that names a
-    value both records name (:func:`~langchain_atma.bank.judge.value_roots`,
+    value both records name (:func:`~langchain_atma.text.value_roots`,
     here ``corn``) and says that it ended ("no longer", "no more", "have
-    ended"; a denial such as "won't fix the sink" ends nothing) is about the
+    ended"; a denial such as "won't fix the boiler" ends nothing) is about the
     other state: it is dropped, when at least one clause remains that names a
     value of its own. A "still" clause stays: what still holds is part
     of the current state ("I still love sushi, but only on Fridays"). Otherwise
@@ -667,13 +667,13 @@ def state_clauses(text: str, partners: Sequence[str]) -> str:
         >>> state_clauses("I no longer keep a corn snake. Now I've got a gecko!",
         ...               ["My corn snake is shedding again."])
         "Now I've got a gecko!"
-        >>> state_clauses("I moved to Denver.", ["I live in Boston."])
-        'I moved to Denver.'
+        >>> state_clauses("I moved to Seattle.", ["I live in Boston."])
+        'I moved to Seattle.'
 
     Raises:
         InvalidRecordError: ``text`` or a partner is not a string.
     """
-    from langchain_atma.bank.judge import text_cues, value_roots
+    from langchain_atma.text import cues, value_roots
 
     if not isinstance(text, str) or not all(isinstance(p, str) for p in partners):
         raise InvalidRecordError("state_clauses takes a text and a list of texts")
@@ -687,7 +687,7 @@ def state_clauses(text: str, partners: Sequence[str]) -> str:
     clauses, seps = parts[0::2], parts[1::2]
     roots_of = [value_roots(c) for c in clauses]
     drop = {i for i, (c, roots) in enumerate(zip(clauses, roots_of, strict=True))
-            if roots & restated and text_cues(c).ended}
+            if roots & restated and cues(c).ended}
     kept = [i for i in range(len(clauses)) if i not in drop]
     if not drop or not any(roots_of[i] - theirs for i in kept):
         return text
@@ -710,8 +710,8 @@ def current_clauses(text: str, question: str) -> str:
 
     A record that states a new state often also names the state it left or the
     one that merely continues ("I still play the accordion, but lately I've
-    picked up the bass guitar", "Yuki doesn't live with me anymore. My new
-    roommate is Malik"). For a question about the current state that does not
+    picked up the bass guitar", "Yusra moved out of the flat. The spare room is
+    Malachy's now"). For a question about the current state that does not
     name that other value, a clause that says its state ended, or that only
     says an older state continues while another clause says what changed, is
     not the answer: it is dropped, when a clause that says what changed and
@@ -725,7 +725,7 @@ def current_clauses(text: str, question: str) -> str:
 
     Example:
         >>> current_clauses("I still play the accordion, but lately I play the cello.",
-        ...                 "What instrument does Gina reach for these days?")
+        ...                 "What instrument does Ginevra reach for these days?")
         'lately I play the cello.'
         >>> current_clauses("I still love sushi, but only on Fridays now.",
         ...                 "Does Maya still like sushi?")
@@ -734,7 +734,7 @@ def current_clauses(text: str, question: str) -> str:
     Raises:
         InvalidRecordError: ``text`` or ``question`` is not a string.
     """
-    from langchain_atma.bank.judge import text_cues, value_roots
+    from langchain_atma.text import cues, value_roots
 
     if not isinstance(text, str) or not isinstance(question, str):
         raise InvalidRecordError("current_clauses takes a text and a question")
@@ -745,16 +745,16 @@ def current_clauses(text: str, question: str) -> str:
     # short values count here ("hip hop", "hiking"): a clause is only compared with
     # the other clauses of the same record and with the question
     asked = value_roots(question, min_chars=3)
-    info = [(value_roots(c, min_chars=3), text_cues(c)) for c in clauses]
+    info = [(value_roots(c, min_chars=3), cues(c)) for c in clauses]
     # a clause that says what changed, naming its own value; a restriction ("only on
     # Fridays now") limits the continuing state instead of adding another one
-    shifted = [i for i, (roots, cues) in enumerate(info) if roots and cues.shift
-               and not cues.ended and not cues.still and not _RESTRICTIVE.search(clauses[i])]
+    shifted = [i for i, (roots, cc) in enumerate(info) if roots and cc.shift
+               and not cc.ended and not cc.still and not _RESTRICTIVE.search(clauses[i])]
     drop: set[int] = set()
-    for i, (roots, cues) in enumerate(info):
+    for i, (roots, cc) in enumerate(info):
         if not roots or roots & asked or not any(j != i for j in shifted):
             continue
-        if cues.ended or (cues.still and not cues.shift):
+        if cc.ended or (cc.still and not cc.shift):
             drop.add(i)
     kept = [i for i in range(len(clauses)) if i not in drop]
     gone = frozenset().union(*(info[j][0] for j in drop)) if drop else frozenset()
@@ -773,10 +773,10 @@ def create_answer_chain(model: BaseChatModel, *, with_labels: bool = True) -> Ru
         >>> from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
         >>> from langchain_core.messages import AIMessage
         >>> chain = create_answer_chain(
-        ...     GenericFakeChatModel(messages=iter([AIMessage(content="Denver.")])))
+        ...     GenericFakeChatModel(messages=iter([AIMessage(content="Seattle.")])))
         >>> chain.invoke({"question": "Where now?", "view": "current",
-        ...               "memories": "[1] current memory | 2023-09-02 | Denver."})
-        'Denver.'
+        ...               "memories": "[1] current memory | 2023-09-02 | Seattle."})
+        'Seattle.'
     """
     prompt = get_answer_prompt(with_labels)
     assign = RunnablePassthrough.assign(view_note=lambda x: view_note(x["view"]))

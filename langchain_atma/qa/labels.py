@@ -47,7 +47,7 @@ Host metadata accepted as "stale" (keys are case-sensitive, values are not):
 Example:
     >>> from langchain_atma.records import MemoryRecord
     >>> from langchain_atma.retrieval.packets import Bucket, EvidenceRow
-    >>> row = EvidenceRow(record=MemoryRecord(namespace="t", content="Lives in Denver."),
+    >>> row = EvidenceRow(record=MemoryRecord(namespace="t", content="Lives in Seattle."),
     ...                   bucket=Bucket.SEED)
     >>> project_label(row).value
     'current memory'

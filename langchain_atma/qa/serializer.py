@@ -3,7 +3,7 @@ r"""State-explicit evidence serializer: one labelled line per packet row.
 The serializer keeps the packet order chosen by retrieval and writes one line
 per row::
 
-    [1] current memory | 2023-09-02 | Moving day is done, Denver is home now.
+    [1] current memory | 2023-09-02 | Moving day is done, Seattle is home now.
     [2] historical memory | 2023-05-20 | I just signed the lease on a flat in Boston.
 
 With ``with_labels=False`` (host baseline, "-QA label" ablation) the label is
@@ -27,10 +27,10 @@ Content hygiene (memories are untrusted data):
 Example:
     >>> from langchain_atma.records import MemoryRecord
     >>> from langchain_atma.retrieval.packets import Bucket, EvidenceRow
-    >>> rec = MemoryRecord(namespace="t", content="Denver is home now.",
+    >>> rec = MemoryRecord(namespace="t", content="Seattle is home now.",
     ...                    time="2023-09-02T18:30:00")
     >>> serialize_packet([EvidenceRow(record=rec, bucket=Bucket.SEED)])
-    '[1] current memory | 2023-09-02 | Denver is home now.'
+    '[1] current memory | 2023-09-02 | Seattle is home now.'
 """
 
 from __future__ import annotations
@@ -77,8 +77,8 @@ def clean_text(text: str, max_chars: int = MAX_ROW_CHARS) -> str:
     characters are read.
 
     Example:
-        >>> clean_text("Moved to\n\tDenver.\x07")
-        'Moved to Denver.'
+        >>> clean_text("Moved to\n\tSeattle.\x07")
+        'Moved to Seattle.'
     """
     if max_chars < 1:
         raise ConfigError(f"max_chars must be >= 1, got {max_chars}")
@@ -113,7 +113,7 @@ def serialize_row(
     """Serialize one row as ``[index] label | date | content``.
 
     With ``with_speaker``, the content is preceded by the record's speaker (cut
-    to 60 characters) when it has one: ``[1] current memory | 2023-05-07 | Dave:
+    to 60 characters) when it has one: ``[1] current memory | 2023-05-07 | Dariusz:
     I saw the flyer.``, so a model can tell whose fact a memory states.
 
     Raises:
@@ -153,8 +153,8 @@ def serialize_packet(
         max_chars: most content characters per row.
         with_speaker: show who said each record (when known); ``None`` (default)
             shows it when the rows come from more than one speaker, where it
-            tells whose fact each memory is ("Where did Calvin see the flyer?"
-            over "Dave: I saw the flyer at the pet store.").
+            tells whose fact each memory is ("Where did Caspian see the flyer?"
+            over "Dariusz: I saw the flyer at the pet store.").
 
     Returns:
         The lines joined by ``\n``, or :data:`EMPTY_PACKET_TEXT` for no rows.

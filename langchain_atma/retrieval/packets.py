@@ -55,17 +55,14 @@ class EvidenceLabel(str, Enum):
 
 
 class QueryProfile(BaseModel):
-    """Output of the rule-based query profiler psi(q)."""
+    """Output of the query profiler psi(q)."""
 
     query: str = Field(description="The question as asked.")
     view: QueryView = Field(description="The requested state view v_q.")
-    historical_hints: int = Field(default=0, description="Count of historical-state hints.")
-    current_hints: int = Field(default=0, description="Count of current-state hints.")
-    change_hints: int = Field(default=0, description="Count of change hints.")
-    negation: bool = Field(default=False, description="Guard: the question is negated.")
-    scope: bool = Field(default=False, description="Guard: the question carries a scope.")
-    update: bool = Field(default=False, description="Guard: update wording is present.")
-    matched: list[str] = Field(default_factory=list, description="Hint phrases that matched.")
+    probabilities: dict[str, float] = Field(
+        default_factory=dict,
+        description="The profiler's probability of each view (empty when the view was set "
+        "by the caller).")
 
 
 class EvidenceRow(BaseModel):

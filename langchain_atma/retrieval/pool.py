@@ -40,7 +40,7 @@ Example:
     >>> from langchain_atma.retrieval.packets import QueryProfile, QueryView
     >>> bank = StateBank.in_memory(embeddings=DeterministicFakeEmbedding(size=16))
     >>> old = bank.add(MemoryRecord(namespace="u", content="I live in Boston.", slot="loc"))
-    >>> new = bank.commit(MemoryRecord(namespace="u", content="I moved to Denver.", slot="loc"),
+    >>> new = bank.commit(MemoryRecord(namespace="u", content="I moved to Tarnby.", slot="loc"),
     ...     [CommitDecision(action=CommitAction.SUPERSEDE, target_id=old.id)]).record
     >>> prof = QueryProfile(query="Where do I live now?", view=QueryView.CURRENT)
     >>> pool = build_pool(bank, "u", prof, seed_k=1)
@@ -108,7 +108,7 @@ _WIDEN = 3
 DEFAULT_OTHER_SPEAKER_PENALTY = 0.05
 """Seed-score penalty for another speaker's turn when the question names one speaker.
 
-A question about one speaker ("Who is Gina's mentor now?") is answered from that
+A question about one speaker ("Who is Ginevra's mentor now?") is answered from that
 speaker's own statements; the other speaker's turns that talk *about* the topic
 ("your one-on-one mentoring will push dancers") are close in the encoder and
 crowd the seeds. They are kept, a little lower: a hard filter lost LoCoMo's

@@ -29,6 +29,7 @@ Example:
 from __future__ import annotations
 
 import inspect
+import json
 import operator
 import time
 from collections.abc import Awaitable, Callable
@@ -275,9 +276,7 @@ def create_read_graph(
             raise NamespaceError("no namespace: pass one in the input or to create_read_graph")
         validate_namespace(ns)
         p = prof.profile(question)
-        decided = (f"view={p.view.value} (hist={p.historical_hints}, cur={p.current_hints}, "
-                   f"change={p.change_hints}; negation={p.negation}, scope={p.scope}, "
-                   f"update={p.update})")
+        decided = f"view={p.view.value} " + json.dumps(p.probabilities, sort_keys=True)
         return {"namespace": ns, "profile": p}, f"question of {len(question)} chars", decided
 
     async def profile_awork(state: ReadState, config: RunnableConfig) -> (

@@ -2,9 +2,9 @@
 
 Memories of a conversation are what each speaker *said*, in the first person
 ("I'm running 38 km a week"), while questions about them name the speaker in
-the third person ("How far does Caroline run per week now?"). A sentence
+the third person ("How far does Corisande run per week now?"). A sentence
 encoder scores such a pair poorly: the name and the third-person grammar pull
-the question toward records that *mention* Caroline (greetings, the other
+the question toward records that *mention* Corisande (greetings, the other
 speaker's replies) rather than toward what she said about herself.
 
 When a question names exactly one known speaker of the namespace, the seed
@@ -25,9 +25,9 @@ profile and for the answer.
 
 Example:
     >>> from langchain_atma.retrieval.rewrite import first_person_query, name_candidates
-    >>> name_candidates("Which city does Caroline live in now?")
-    ['Caroline']
-    >>> first_person_query("Which city does Caroline live in now?", "Caroline")
+    >>> name_candidates("Which city does Corisande live in now?")
+    ['Corisande']
+    >>> first_person_query("Which city does Corisande live in now?", "Corisande")
     'Which city do I live in now?'
     >>> first_person_query("What did Mel's sister give her?", "Mel")
     'What did my sister give me?'

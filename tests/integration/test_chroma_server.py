@@ -26,7 +26,7 @@ def test_commit_drop_client_reconnect_state_intact():
     bank = StateBank(url=URL, collection_name=coll, embeddings=emb)
     old = bank.add(MemoryRecord(namespace="alice", content="I live in Boston.", slot="location"))
     new = bank.commit(
-        MemoryRecord(namespace="alice", content="I moved to Denver.", slot="location"),
+        MemoryRecord(namespace="alice", content="I moved to Seattle.", slot="location"),
         [CommitDecision(action=CommitAction.SUPERSEDE, target_id=old.id)],
     ).record
     bank.add(MemoryRecord(namespace="bob", content="I live in Boston.", slot="location"))

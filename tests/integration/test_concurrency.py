@@ -201,7 +201,7 @@ def test_revision_check_stops_a_writer_outside_the_lock(tmp_path):
 
     def commit_a():
         try:
-            a.commit(MemoryRecord(namespace=ns, content="A: Denver", slot="location"),
+            a.commit(MemoryRecord(namespace=ns, content="A: Seattle", slot="location"),
                      [CommitDecision(action=CommitAction.SUPERSEDE, target_id=seed.id)])
         except BaseException as exc:  # noqa: BLE001
             errors.append(exc)
@@ -209,7 +209,7 @@ def test_revision_check_stops_a_writer_outside_the_lock(tmp_path):
     t = threading.Thread(target=commit_a)
     t.start()
     assert planned.wait(30)
-    b_new = b.commit(MemoryRecord(namespace=ns, content="B: Austin", slot="location"),
+    b_new = b.commit(MemoryRecord(namespace=ns, content="B: Ashcombe", slot="location"),
                      [CommitDecision(action=CommitAction.SUPERSEDE, target_id=seed.id)],
                      embedding=[1.0] * w.EMB_SIZE).record
     other_done.set()

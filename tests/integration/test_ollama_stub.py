@@ -272,12 +272,12 @@ def healthy(kind: str, body: dict[str, Any]) -> str:
         first = _payload(body)["candidates"][0]["id"]
         return json.dumps({"query_mode": "current", "confidence": 0.9,
                            "selected": [{"candidate_id": first, "rank": 1, "role": "current"}]})
-    return "Denver."
+    return "Seattle."
 
 
 def malformed(kind: str, body: dict[str, Any]) -> str:
     if kind == "answer":
-        return "Denver."  # an answer is free text: only the NDJSON stream can be malformed
+        return "Seattle."  # an answer is free text: only the NDJSON stream can be malformed
     return '{"conflict": tru, "action": "supersede", "selected": [{"candidate_id": '
 
 
@@ -294,7 +294,7 @@ def foreign_ids(foreign: str) -> Reply:
             return json.dumps({"query_mode": "current", "confidence": 1.0,
                                "selected": [{"candidate_id": foreign, "rank": 1},
                                             {"candidate_id": "c1", "rank": 2}]})
-        return "Denver."
+        return "Seattle."
 
     return reply
 
@@ -311,12 +311,12 @@ def _bank() -> tuple[StateBank, MemoryRecord, MemoryRecord]:
     bank = StateBank.in_memory(embeddings=DeterministicFakeEmbedding(size=16))
     old = bank.add(MemoryRecord(namespace=NS, content="I live in Boston.", time="2023-01-01",
                                 provenance=Provenance(speaker="Ann", source_event_id="e1")))
-    foreign = bank.add(MemoryRecord(namespace="bob", content="I live in Denver.",
+    foreign = bank.add(MemoryRecord(namespace="bob", content="I live in Seattle.",
                                     time="2023-01-01"))
     return bank, old, foreign
 
 
-NEW_EVENT = {"text": "I moved to Denver last month.", "timestamp": "2023-06-01",
+NEW_EVENT = {"text": "I moved to Seattle last month.", "timestamp": "2023-06-01",
              "speaker": "Ann", "event_id": "e2"}
 
 
@@ -334,7 +334,7 @@ def _write_with_failing_judge(bank: StateBank, old: MemoryRecord, url: str, reas
     before, foreign_before = _snapshot(bank, NS), _snapshot(bank, "bob")
     judge = _judge(url, timeout)
     trace: list[dict[str, Any]] = []
-    rep = ingest_events(bank, [NEW_EVENT], namespace=NS, judge=judge, use_sentry=False,
+    rep = ingest_events(bank, [NEW_EVENT], namespace=NS, judge=judge, use_gate=False,
                         trace=trace)
     assert rep.judge_calls == 1 and rep.writes == 1 and rep.supersessions == 0
     assert judge.stats["fallbacks"] == 1
@@ -392,13 +392,13 @@ def test_healthy_stub_is_the_positive_control(stub_factory):
     bank, old, _ = _bank()
     trace: list[dict[str, Any]] = []
     rep = ingest_events(bank, [NEW_EVENT], namespace=NS, judge=_judge(stub.url),
-                        use_sentry=False, trace=trace)
+                        use_gate=False, trace=trace)
     assert rep.supersessions == 1
     assert bank.get(NS, old.id).status is RecordStatus.SUPERSEDED
     assert "[fallback]" not in json.dumps(trace)
     res = _read(bank, stub.url)
     assert res.packet.controller_status == "applied"
-    assert (res.answer.status, res.answer.answer) == ("answered", "Denver.")
+    assert (res.answer.status, res.answer.answer) == ("answered", "Seattle.")
     assert stub.kinds() == ["judge", "controller", "answer"]
     judge_req = stub.requests[0][1]
     assert judge_req["stream"] is True and judge_req["format"]["title"] == "AuditVerdict"
@@ -423,7 +423,7 @@ async def test_slower_than_the_timeout_async(stub_factory):
     judge = _judge(stub.url, SLOW_TIMEOUT)
     rec = MemoryRecord(namespace=NS, content=NEW_EVENT["text"], time="2023-06-01",
                        provenance=Provenance(speaker="Ann"))
-    out = await create_write_graph(bank, judge=judge, use_sentry=False).ainvoke({"record": rec})
+    out = await create_write_graph(bank, judge=judge, use_gate=False).ainvoke({"record": rec})
     entry = next(e for e in out["trace"] if e["node"] == "judge")
     assert entry["decided"][old.id].startswith("[fallback] keep_both")
     assert out["metrics"]["judge_fallbacks"] == 1 and judge.stats["timeouts"] == 1
@@ -490,7 +490,7 @@ def test_server_dies_mid_run(stub_factory):
     bank, old, _ = _bank()
     # write 1: the judge works (request 1) -> supersede
     rep = ingest_events(bank, [NEW_EVENT], namespace=NS, judge=_judge(stub.url),
-                        use_sentry=False)
+                        use_gate=False)
     assert rep.supersessions == 1
     mid = rep.record_ids[0]
     assert mid is not None and bank.get(NS, old.id).status is RecordStatus.SUPERSEDED
@@ -503,7 +503,7 @@ def test_server_dies_mid_run(stub_factory):
     trace: list[dict[str, Any]] = []
     ev = {"text": "We settled in Seattle this spring.", "timestamp": "2023-09-01",
           "speaker": "Ann", "event_id": "e3"}
-    rep2 = ingest_events(bank, [ev], namespace=NS, judge=judge, use_sentry=False,
+    rep2 = ingest_events(bank, [ev], namespace=NS, judge=judge, use_gate=False,
                          trace=trace)
     assert 2 <= len(stub.requests) <= 5  # request 2 reached the server, then it died
     assert rep2.writes == 1 and rep2.judge_calls == 2 and rep2.supersessions == 0
@@ -529,13 +529,13 @@ def test_shadow_mode_never_calls_for_the_order(stub_factory):
     assert res.controller is not None and res.controller.error == "parse_error"
 
 
-def test_default_fallback_is_the_offline_judge():
-    """With the default ``fallback`` the offline rules decide, and the trace says so."""
+def test_default_fallback_is_the_learned_judge():
+    """With the default ``fallback`` the learned judge decides, and the trace says so."""
     url = _free_port_url()
     bank, old, _ = _bank()
-    judge = LLMJudge(_model(url), timeout_s=TIMEOUT)  # fallback=OfflineJudge()
+    judge = LLMJudge(_model(url), timeout_s=TIMEOUT)  # fallback=LearnedJudge()
     trace: list[dict[str, Any]] = []
-    rep = ingest_events(bank, [NEW_EVENT], namespace=NS, judge=judge, use_sentry=False,
+    rep = ingest_events(bank, [NEW_EVENT], namespace=NS, judge=judge, use_gate=False,
                         trace=trace)
     entry = next(e for e in trace if e["node"] == "judge")
     shown = entry["decided"][old.id]
@@ -558,5 +558,5 @@ def test_configured_models_talk_to_the_stub_with_an_http_timeout(stub_factory):
     assert model is not None and model._client._client.timeout.read == OLLAMA_HTTP_TIMEOUT_S
     bank, _, _ = _bank()
     res = ask(bank, NS, QUESTION, answerer=LLMAnswerer(model, timeout_s=TIMEOUT))
-    assert (res.answer.status, res.answer.answer) == ("answered", "Denver.")
+    assert (res.answer.status, res.answer.answer) == ("answered", "Seattle.")
     assert stub.kinds() == ["answer"]

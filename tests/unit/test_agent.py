@@ -24,7 +24,7 @@ from langchain_atma.records import RecordStatus
 from langchain_atma.store import AtmaStore
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "agent_graph.mmd"
-WRITE = {"use_sentry": False}  # judge every live candidate: independent of the Sentry heads
+WRITE = {"use_gate": False}  # judge every live candidate: independent of the gate cap
 
 
 class ToolCallingFake(GenericFakeChatModel):
@@ -70,8 +70,8 @@ def test_conversation_with_a_changing_fact(bank):
         AIMessage("Noted."),
         AIMessage("Congrats on the move!"),
         _call("fact_history", "c1", query="where the user lives"),
-        _call("weather", "c2", city="Denver"),
-        AIMessage("You live in Denver; it is sunny there."),
+        _call("weather", "c2", city="Seattle"),
+        AIMessage("You live in Seattle; it is sunny there."),
     )
     saver = MemorySaver()
     graph = create_atma_agent(model, bank=bank, tools=[weather], checkpointer=saver,
@@ -79,22 +79,22 @@ def test_conversation_with_a_changing_fact(bank):
     assert model.bound_tools == ["weather", "remember_fact", "recall", "fact_history"]
     cfg = {"configurable": {"thread_id": "t1", "user_id": "agent-ann"}}
     graph.invoke({"messages": [("user", "I live in Boston.")]}, cfg)
-    graph.invoke({"messages": [("user", "I moved to Denver last month.")]}, cfg)
+    graph.invoke({"messages": [("user", "I moved to Seattle last month.")]}, cfg)
     out = graph.invoke({"messages": [("user", "Where do I live now?")]}, cfg)
 
     # the bank: the old fact is history, the new one is live; the question is not stored
     recs = {r.content: r.status for r in bank.records("agent-ann")}
     assert recs == {"I live in Boston.": RecordStatus.SUPERSEDED,
-                    "I moved to Denver last month.": RecordStatus.ACTIVE}
+                    "I moved to Seattle last month.": RecordStatus.ACTIVE}
 
     # the model input of the third turn holds the labelled packet
     system = _system(model.seen[2])
     assert "<memories>" in system
     assert "current memory | " in system and "historical memory | " in system
     fence = system[system.index("<memories>"):]
-    assert fence.index("Denver") < fence.index("Boston")
+    assert fence.index("Seattle") < fence.index("Boston")
     for line in fence.splitlines():
-        if "Denver" in line:
+        if "Seattle" in line:
             assert "current memory" in line
         if "Boston" in line:
             assert "historical memory" in line
@@ -105,14 +105,14 @@ def test_conversation_with_a_changing_fact(bank):
     assert [m.name for m in tool_msgs] == ["fact_history", "weather"]
     hist = tool_msgs[0].content
     assert "superseded" in hist and "active" in hist
-    assert hist.index("Boston") < hist.index("Denver")
-    assert tool_msgs[1].content == "sunny in Denver"
-    assert out["messages"][-1].content == "You live in Denver; it is sunny there."
+    assert hist.index("Boston") < hist.index("Seattle")
+    assert tool_msgs[1].content == "sunny in Seattle"
+    assert out["messages"][-1].content == "You live in Seattle; it is sunny there."
 
     # the checkpointer kept the whole thread
     state = graph.get_state(cfg)
     humans = [m.content for m in state.values["messages"] if isinstance(m, HumanMessage)]
-    assert humans == ["I live in Boston.", "I moved to Denver last month.",
+    assert humans == ["I live in Boston.", "I moved to Seattle last month.",
                       "Where do I live now?"]
     assert len(state.values["messages"]) == len(out["messages"]) == 10
 
@@ -122,7 +122,7 @@ def test_conversation_with_a_changing_fact(bank):
     cfg2 = {"configurable": {"thread_id": "t2", "user_id": "agent-ann"}}
     out2 = graph2.invoke({"messages": [("user", "Which city am I in currently?")]}, cfg2)
     assert len(out2["messages"]) == 2
-    assert "Denver" in out2["memory_context"]
+    assert "Seattle" in out2["memory_context"]
     assert "current memory" in _system(model2.seen[0])
 
 

@@ -38,7 +38,7 @@ def bank(request):
 
 def test_supersede_sets_status_and_reciprocal_links(bank):
     old = bank.add(R("I live in Boston.", slot="location"))
-    res = bank.commit(R("I moved to Denver.", slot="location"), [D("supersede", old.id)])
+    res = bank.commit(R("I moved to Seattle.", slot="location"), [D("supersede", old.id)])
     new = res.record
     o, n = bank.get("u1", old.id), bank.get("u1", new.id)
     assert o.status is RecordStatus.SUPERSEDED and n.status is RecordStatus.ACTIVE
@@ -86,7 +86,7 @@ def test_coexisting_records_both_active(bank, action, link):
 def test_single_valued_slot_invariant_enforced(bank):
     bank.add(R("I live in Boston.", slot="location"))
     with pytest.raises(CommitError, match="two active"):
-        bank.add(R("I live in Denver.", slot="location"))
+        bank.add(R("I live in Seattle.", slot="location"))
     assert bank.count("u1") == 1  # nothing half-written
 
 
@@ -105,9 +105,9 @@ def test_multi_valued_slot_may_hold_several_actives(bank):
 def test_idempotent_by_source_event(bank):
     old = bank.add(R("I live in Boston.", slot="location",
                      provenance=Provenance(source_event_id="e1")))
-    r1 = bank.commit(R("I moved to Denver.", slot="location",
+    r1 = bank.commit(R("I moved to Seattle.", slot="location",
                        provenance=Provenance(source_event_id="e2")), [D("supersede", old.id)])
-    r2 = bank.commit(R("I moved to Denver.", slot="location",
+    r2 = bank.commit(R("I moved to Seattle.", slot="location",
                        provenance=Provenance(source_event_id="e2")), [D("supersede", old.id)])
     assert r2.idempotent and r2.record.id == r1.record.id
     assert bank.count("u1") == 2
@@ -132,7 +132,7 @@ def test_links_to_missing_ids_rejected_and_nothing_written(bank):
 
 def test_record_links_become_reciprocal_decisions(bank):
     a = bank.add(R("I live in Boston.", slot="location"))
-    b = bank.add(R("I moved to Denver.", slot=None,
+    b = bank.add(R("I moved to Seattle.", slot=None,
                    links=[{"type": "supersedes", "target": a.id}]))
     assert bank.get("u1", a.id).status is RecordStatus.SUPERSEDED
     assert bank.get("u1", a.id).has_link(LinkType.SUPERSEDED_BY, b.id)
@@ -158,7 +158,7 @@ def test_namespaces_never_cross(bank):
         bank.get("bob", a.id)
     assert bank.get_many("bob", [a.id]) == []
     with pytest.raises(RecordNotFoundError):
-        bank.commit(R("I moved to Denver.", ns="bob"), [D("supersede", a.id)])
+        bank.commit(R("I moved to Seattle.", ns="bob"), [D("supersede", a.id)])
     with pytest.raises(RecordNotFoundError):
         bank.commit(R("x", ns="bob", links=[{"type": "related", "target": a.id}]))
     assert bank.get("alice", a.id).status is RecordStatus.ACTIVE
@@ -190,7 +190,7 @@ def test_plain_vector_search_of_host_collection_still_works():
     emb = DeterministicFakeEmbedding(size=32)
     bank = StateBank.in_memory(embeddings=emb)
     old = bank.add(R("I live in Boston.", slot="location"))
-    bank.commit(R("I moved to Denver.", slot="location"), [D("supersede", old.id)])
+    bank.commit(R("I moved to Seattle.", slot="location"), [D("supersede", old.id)])
     col = bank.host.collection  # type: ignore[attr-defined]
     res = col.query(query_embeddings=[emb.embed_query("I live in Boston.")], n_results=2)
     assert "I live in Boston." in res["documents"][0]
@@ -199,7 +199,7 @@ def test_plain_vector_search_of_host_collection_still_works():
 
 def test_verify_detects_tampering(bank):
     a = bank.add(R("I live in Boston.", slot="location"))
-    b = bank.commit(R("I moved to Denver.", slot="location"), [D("supersede", a.id)]).record
+    b = bank.commit(R("I moved to Seattle.", slot="location"), [D("supersede", a.id)]).record
     row = bank.host.get([a.id])[0]
     row.metadata["atma_links"] = "[]"
     row.metadata["atma_status"] = "active"
@@ -211,7 +211,7 @@ def test_verify_detects_tampering(bank):
 
 def test_repair_fixes_every_violation_kind_without_deleting(bank):
     a = bank.add(R("I live in Boston.", slot="location"))
-    b = bank.commit(R("I moved to Denver.", slot="location"), [D("supersede", a.id)]).record
+    b = bank.commit(R("I moved to Seattle.", slot="location"), [D("supersede", a.id)]).record
     c = bank.add(R("My cat is Tom.", slot="pets"))
     # tamper: drop b's forward link (a becomes orphan-superseded, a's back link dangles
     # as a non-reciprocal), add a dangling link to c, and a second active pet record

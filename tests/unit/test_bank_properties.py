@@ -18,7 +18,7 @@ from langchain_atma.records import LinkType, MemoryRecord, RecordStatus
 BANK = StateBank.in_memory(embeddings=DeterministicFakeEmbedding(size=16))
 _NS = itertools.count()
 
-TEXTS = ["I live in Boston.", "I moved to Denver.", "I have a cat named Tom.",
+TEXTS = ["I live in Boston.", "I moved to Seattle.", "I have a cat named Tom.",
          "Tom passed away.", "I love hiking.", "I only hike on weekends.", "Hello!",
          "I work as a nurse.", "I'm a developer now.", "My rent is $900 a month."]
 ACTIONS = ["supersede", "transition", "coexist", "scoped_exception", "keep_both", "noop"]
@@ -62,7 +62,7 @@ def test_random_write_sequences_keep_the_invariants(
     ns = f"prop{next(_NS)}"
     evs = [{"text": t, "speaker": s, "timestamp": 1_700_000_000 + i, "event_id": f"e{i % 7}"}
            for i, (t, s) in enumerate(events)]
-    rep = ingest_events(BANK, evs, namespace=ns, use_sentry=False, candidate_k=k,
+    rep = ingest_events(BANK, evs, namespace=ns, use_gate=False, candidate_k=k,
                         judge=ScriptedJudge(script))
     assert rep.events == len(evs)
     assert BANK.verify(ns) == []

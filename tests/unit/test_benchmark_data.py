@@ -64,15 +64,15 @@ def _ltp_dict() -> dict[str, Any]:
         ev(2, "2023-01-01T10:00:30", "cue_old", "p0-u0", text="I live in Boston."),
         ev(3, "2023-01-01T10:01:00", "cue_old", "p0-u1", text="I have 12 plants."),
         ev(4, "2023-01-02T10:00:00"),
-        ev(5, "2023-01-03T09:00:00", "transition", "p0-u0", text="Moving to Denver soon."),
-        ev(6, "2023-01-03T09:00:30", "cue_new", "p0-u0", text="Denver is home now."),
+        ev(5, "2023-01-03T09:00:00", "transition", "p0-u0", text="Moving to Seattle soon."),
+        ev(6, "2023-01-03T09:00:30", "cue_new", "p0-u0", text="Seattle is home now."),
         ev(7, "2023-01-03T09:01:00", "cue_new", "p0-u1", text="Now I have 20 plants."),
         ev(8, "2023-01-03T09:02:00"),
     ]
     units = [
         {
             "unit_id": "p0-u0", "slot": "location", "update_type": "temporal",
-            "old_value": "Boston", "current_value": "Denver",
+            "old_value": "Boston", "current_value": "Seattle",
             "old_event_id": "p0-e2", "new_event_id": "p0-e6", "transition_event_id": "p0-e5",
         },
         {
@@ -83,10 +83,10 @@ def _ltp_dict() -> dict[str, Any]:
     ]  # fmt: skip
     probes = [
         {"probe_id": "p0-u0-h", "unit_id": "p0-u0", "view": "historical", "kind": "fact",
-         "question": "Where did Ann live before the move?", "target": "Boston",
-         "alternate": "Denver"},
+         "question": "Where did Ann live first?", "target": "Boston",
+         "alternate": "Seattle"},
         {"probe_id": "p0-u0-c", "unit_id": "p0-u0", "view": "current", "kind": "conflict",
-         "question": "Where does Ann live now?", "target": "Denver", "alternate": "Boston"},
+         "question": "Where does Ann live now?", "target": "Seattle", "alternate": "Boston"},
         {"probe_id": "p0-u1-h", "unit_id": "p0-u1", "view": "historical", "kind": "fact",
          "question": "How many plants did Ann have at first?", "target": "12",
          "alternate": "20"},
@@ -133,7 +133,7 @@ _FILLER = (
 def _locomo_dict(turns_per_session: int = 10, sessions: int = 6) -> list[dict[str, Any]]:
     """Two LoCoMo-shaped conversations (sessions x turns each), hand-made."""
     out = []
-    for c, (a, b) in enumerate([("Ann", "Bob"), ("Cleo", "Dan")]):
+    for c, (a, b) in enumerate([("Ann", "Bob"), ("Calliope", "Dan")]):
         conv: dict[str, Any] = {"speaker_a": a, "speaker_b": b}
         for s in range(1, sessions + 1):
             turns = []
@@ -141,7 +141,7 @@ def _locomo_dict(turns_per_session: int = 10, sessions: int = 6) -> list[dict[st
                 speaker = a if t % 2 else b
                 text = f"{_FILLER[(s + t) % len(_FILLER)]} ({s}.{t})"
                 if c == 0 and s == 2 and t == 3:
-                    text = "I visited Denver and Portland last year."
+                    text = "I visited Seattle and Portree last year."
                 turn: dict[str, Any] = {"speaker": speaker, "dia_id": f"D{s}:{t}", "text": text}
                 if s == 1 and t == 2:
                     turn["blip_caption"] = "a photo of a dog on a beach"
@@ -348,7 +348,7 @@ def test_validator_two_probes_per_unit() -> None:
     )
     doc = _ltp_dict()
     probe = doc["profiles"][0]["probes"][1]
-    probe.update(view="historical", kind="fact", target="Boston", alternate="Denver")
+    probe.update(view="historical", kind="fact", target="Boston", alternate="Seattle")
     assert any("found 2 ({'historical': 2})" in p for p in _validate(doc))
 
 
@@ -360,10 +360,10 @@ def test_validator_view_kind_pairing() -> None:
 
 def test_validator_gold_consistency() -> None:
     doc = _ltp_dict()
-    doc["profiles"][0]["probes"][1]["target"] = "Boston"  # current probe must target Denver
-    doc["profiles"][0]["probes"][1]["alternate"] = "Denver"
+    doc["profiles"][0]["probes"][1]["target"] = "Boston"  # current probe must target Seattle
+    doc["profiles"][0]["probes"][1]["alternate"] = "Seattle"
     problems = _validate(doc)
-    assert any("expected 'Denver'/'Boston'" in p for p in problems)
+    assert any("expected 'Seattle'/'Boston'" in p for p in problems)
     doc = _ltp_dict()
     doc["profiles"][0]["units"][1]["current_value"] = "12."
     assert any("same after normalization" in p for p in _validate(doc))
@@ -379,10 +379,10 @@ def test_validator_events_chronological() -> None:
 
 def test_validator_no_leakage() -> None:
     doc = _ltp_dict()
-    doc["profiles"][0]["probes"][1]["question"] = "Does Ann live in Denver now?"
+    doc["profiles"][0]["probes"][1]["question"] = "Does Ann live in Seattle now?"
     problems = _validate(doc)
     assert problems == [
-        "$.profiles[0].probes[1]: probe p0-u0-c question contains its target 'Denver'"
+        "$.profiles[0].probes[1]: probe p0-u0-c question contains its target 'Seattle'"
     ]
     # a target that is only a substring of a question word is not a leak
     doc["profiles"][0]["probes"][1]["question"] = "Where does Ann live (not Denverton)?"
@@ -402,12 +402,12 @@ def test_validator_cue_speaker_and_dialog_unit() -> None:
 
 
 def test_ltp_scorer_format_example() -> None:
-    assert ltp_answer_correct("Caroline lives in Denver now.", "Denver", "Boston")
-    assert ltp_answer_correct("denver!", "Denver", "Boston")
-    assert not ltp_answer_correct("She moved from Boston to Denver.", "Denver", "Boston")
-    assert not ltp_answer_correct("Boston", "Denver", "Boston")
-    assert not ltp_answer_correct("I don't know.", "Denver", "Boston")
-    assert not ltp_answer_correct("", "Denver", "Boston")
+    assert ltp_answer_correct("Corisande lives in Seattle now.", "Seattle", "Boston")
+    assert ltp_answer_correct("seattle!", "Seattle", "Boston")
+    assert not ltp_answer_correct("She moved from Boston to Seattle.", "Seattle", "Boston")
+    assert not ltp_answer_correct("Boston", "Seattle", "Boston")
+    assert not ltp_answer_correct("I don't know.", "Seattle", "Boston")
+    assert not ltp_answer_correct("", "Seattle", "Boston")
 
 
 def test_ltp_scorer_stems_and_multi_token_values() -> None:
@@ -415,8 +415,8 @@ def test_ltp_scorer_stems_and_multi_token_values() -> None:
     assert ltp_answer_correct("Mostly hiking trails", "hike", "kayaking")
     assert ltp_answer_correct("The rent is $1450.", "$1,450", "$1,200")
     # every distinguishing alternate token present -> wrong; only some -> still right
-    assert not ltp_answer_correct("Denver, not New York", "Denver", "New York")
-    assert ltp_answer_correct("Denver, a new city", "Denver", "New York")
+    assert not ltp_answer_correct("Seattle, not New York", "Seattle", "New York")
+    assert ltp_answer_correct("Seattle, a new city", "Seattle", "New York")
 
 
 def test_ltp_scorer_alternate_without_extra_tokens() -> None:
@@ -623,7 +623,7 @@ def test_builder_on_toy_locomo(locomo_file: Path) -> None:
                 assert prev < event.timestamp < nxt
     # values already mentioned in the conversation are not used as gold values
     first_values = {v for u in ltp.profiles[0].units for v in (u.old_value, u.current_value)}
-    assert "Denver" not in first_values and "Portland" not in first_values
+    assert "Seattle" not in first_values and "Portree" not in first_values
 
 
 def test_builder_is_deterministic_per_seed(locomo_file: Path, tmp_path: Path) -> None:
@@ -637,7 +637,7 @@ def test_builder_is_deterministic_per_seed(locomo_file: Path, tmp_path: Path) ->
     loaded = load_ltp(out)
     assert dump_ltp(loaded) == a
     # (index + seed) parity picks the subject: even -> speaker_a, odd -> speaker_b
-    assert [p["subject"] for p in json.loads(a)["profiles"]] == ["Bob", "Cleo"]
+    assert [p["subject"] for p in json.loads(a)["profiles"]] == ["Bob", "Calliope"]
     assert [p["subject"] for p in json.loads(c)["profiles"]] == ["Ann", "Dan"]
 
 

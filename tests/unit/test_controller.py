@@ -64,7 +64,7 @@ def plain_rows(n):
     return [row(rec(f"r{i}"), prerank=i) for i in range(n)]
 
 
-def location_pool(old_content="I live in Boston.", new_content="I moved to Denver."):
+def location_pool(old_content="I live in Boston.", new_content="I moved to Seattle."):
     """Seeds: old (superseded) first, then two unrelated rows; the head came by a hop."""
     old = rec("old", old_content, "superseded", [("superseded_by", "new")], t="2022-01-01")
     new = rec("new", new_content, "active", [("supersedes", "old")], t="2023-06-01")
@@ -281,7 +281,7 @@ def test_offline_orders_coexisting_records_by_the_view():
 def test_offline_is_immune_to_injected_text():
     clean = OfflineController().select(P("current"), location_pool(), k=5)
     poisoned_rows = location_pool(old_content=INJECTION.format(x="pet"),
-                                  new_content="I moved to Denver. " + INJECTION.format(x="job"))
+                                  new_content="I moved to Tarnby. " + INJECTION.format(x="job"))
     poisoned = OfflineController().select(P("current"), poisoned_rows, k=5)
     assert poisoned.model_dump() == clean.model_dump()
 
@@ -472,13 +472,13 @@ def _joined_chains():
     roommate: r_old (superseded) -> r_new; city: c_old (superseded, later in time)
     -> c_new, and a stray supersession c_new -> r_old joins the two chains.
     """
-    c_old = rec("c_old", "summer in Sacramento", "superseded", [("superseded_by", "c_new")],
+    c_old = rec("c_old", "summer in Salcombe", "superseded", [("superseded_by", "c_new")],
                 t="2023-03-01")
-    c_new = rec("c_new", "signed a lease in Raleigh", "active",
+    c_new = rec("c_new", "signed a lease in Rothbury", "active",
                 [("supersedes", "c_old"), ("supersedes", "r_old")], t="2023-06-01")
-    r_old = rec("r_old", "my roommate Yuki", "superseded",
+    r_old = rec("r_old", "my roommate Yusra", "superseded",
                 [("superseded_by", "r_new"), ("superseded_by", "c_new")], t="2023-01-01")
-    r_new = rec("r_new", "Yuki moved out, Malik is my roommate", "active",
+    r_new = rec("r_new", "Yusra moved out, Malachy is my roommate", "active",
                 [("supersedes", "r_old")], t="2023-05-01")
     return [row(r_new, prerank=0), row(rec("x", "unrelated"), prerank=1),
             row(c_old, Bucket.RELATION, 2, "supersedes", "c_new"),
@@ -561,9 +561,9 @@ def test_offline_controller_reaches_a_fact_behind_chatty_seeds():
     chat = [EvidenceRow(record=rec(f"c{i}", f"Mentoring must be so rewarding {i}!"),
                         bucket=Bucket.SEED, prerank=i, score=0.70 - 0.02 * i)
             for i in range(6)]
-    old = rec("old", "My mentor Mira gave me great advice.", "superseded",
+    old = rec("old", "My mentor Mireille gave me great advice.", "superseded",
               [("superseded_by", "new")], t="2023-01-01")
-    new = rec("new", "I no longer meet with Mira; Naomi mentors me now.", "active",
+    new = rec("new", "I no longer meet with Mireille; Noemie mentors me now.", "active",
               [("supersedes", "old")], t="2023-05-01")
     rows = [*chat, EvidenceRow(record=old, bucket=Bucket.SEED, prerank=6, score=0.47),
             EvidenceRow(record=new, bucket=Bucket.SEED, prerank=7, score=0.45)]
@@ -590,8 +590,8 @@ def _unlinked_statements():
         return EvidenceRow(record=r, bucket=Bucket.SEED, prerank=prerank, score=score)
 
     return [said("q", "What do you do for work these days?", "2023-09-01", 0.62, 0, fact=False),
-            said("old", "Being a nurse is exhausting.", "2023-01-01", 0.58, 1),
-            said("new", "First week as a teacher done!", "2023-06-01", 0.57, 2),
+            said("old", "Driving the night bus is exhausting.", "2023-01-01", 0.58, 1),
+            said("new", "Survived five days at the flower shop!", "2023-06-01", 0.57, 2),
             said("other", "I teach piano on Sundays.", "2023-08-01", 0.57, 3, speaker="Bo"),
             said("far", "Lovely weather today.", "2023-07-01", 0.40, 4)]
 

@@ -56,7 +56,7 @@ def test_exception_mid_commit_rolls_back(tmp_path, fail_at_row):
     bank.host.fail_at_row = fail_at_row
     with pytest.raises(CommitError, match="rolled back"):
         bank.commit(
-            MemoryRecord(namespace="u", content="I moved to Denver.", slot="location"),
+            MemoryRecord(namespace="u", content="I moved to Seattle.", slot="location"),
             [CommitDecision(action=CommitAction.SUPERSEDE, target_id=old.id)],
         )
     recs = bank.records("u")
@@ -73,7 +73,7 @@ def test_host_unavailable_keeps_its_type_and_rolls_back(tmp_path):
     bank.host.fail_at_row = 1
     with pytest.raises(HostUnavailableError):
         bank.commit(
-            MemoryRecord(namespace="u", content="I moved to Denver.", slot="location"),
+            MemoryRecord(namespace="u", content="I moved to Seattle.", slot="location"),
             [CommitDecision(action=CommitAction.SUPERSEDE, target_id=old.id)],
         )
     assert bank.get("u", old.id).status is RecordStatus.ACTIVE
@@ -122,7 +122,7 @@ _CHILD = textwrap.dedent(
             inner.journal_delete(entry_id)
 
     bank = StateBank(host=Killer(), embeddings=DeterministicFakeEmbedding(size=16))
-    bank.commit(MemoryRecord(id="new", namespace="u", content="I moved to Denver.",
+    bank.commit(MemoryRecord(id="new", namespace="u", content="I moved to Seattle.",
                              slot="location"),
                 [CommitDecision(action=CommitAction.SUPERSEDE, target_id=old_id)])
     print("survived")
@@ -215,14 +215,14 @@ _INGEST = textwrap.dedent(
                     os._exit(17)  # killed mid-conversation (maybe mid-commit)
 
     texts = ["I live in Boston, near the river.", "The weather is lovely this week.",
-             "I adopted a cat named Pixel.", "I work as a nurse at St. Mary's.",
-             "I moved to Denver last month, it is home now.",
-             "Sadly Pixel passed away, no pets for me now.",
+             "I adopted a cat named Nimbus.", "I work as a nurse at St. Mary's.",
+             "I moved to Seattle last month, it is home now.",
+             "Sadly Nimbus passed away, no pets for me now.",
              "I quit nursing and I work as a teacher now.", "See you on Friday!"]
     events = [{"event_id": f"e{i}", "timestamp": f"2024-0{i + 1}-01T10:00:00",
                "speaker": "Maya", "text": t} for i, t in enumerate(texts)]
     bank = StateBank(host=Killer(), embeddings=DeterministicFakeEmbedding(size=16))
-    ingest_events(bank, events, namespace="u", use_sentry=False)
+    ingest_events(bank, events, namespace="u", use_gate=False)
     by_id = {r.id: r for r in bank.records("u")}
     ev = {r.id: r.provenance.source_event_id for r in by_id.values()}
     state = {r.provenance.source_event_id: [r.status.value,

@@ -36,21 +36,21 @@ EXPECTED: dict[str, list[str]] = {
     ],
     "store_in_langgraph.py": [
         "live value: {'city': 'Chicago'}",
-        "history: [('Boston', 'superseded'), ('Denver', 'superseded'), ('Chicago', 'active')]",
+        "history: [('Boston', 'superseded'), ('Seattle', 'superseded'), ('Chicago', 'active')]",
         "bank invariants: ok",
     ],
     "ollama_everywhere.py": [
         "ATMA_OLLAMA_BASE_URL is not set: running offline",
-        "A: I no longer work as a teacher; I now work as a pilot.",
+        "A: I now work as a pilot.",
     ],
     "why_was_it_missed.py": [
         "home: linked (supersede/temporal); the old record is superseded",
-        "diet: not_flagged (no verdict); the old record is active",
-        "sleep: judged_otherwise (coexist/scope); the old record is active",
+        "diet: judged_otherwise (keep_both/none); the old record is active",
+        "sleep: linked (supersede/value); the old record is superseded",
     ],
     "shared_bank_chroma_server.py": [
         "ATMA_CHROMA_URL is not set: using an embedded bank",
-        "reader: I no longer work as a teacher; I now work as a pilot.",
+        "reader: I now work as a pilot.",
         "(namespaces never cross)",
     ],
 }

@@ -61,12 +61,12 @@ def bank() -> StateBank:
 
 def _put(bank: StateBank, text: str, fact: bool | None) -> MemoryRecord:
     return bank.add(MemoryRecord(namespace="u", content=text, states_fact=fact,
-                                 provenance=Provenance(speaker="Gina")))
+                                 provenance=Provenance(speaker="Ginevra")))
 
 
 def test_write_path_sets_the_flag_once_and_the_bank_keeps_it(mem_bank):
     events = [{"event_id": "e1", "text": "How are you doing these days?", "speaker": "A"},
-              {"event_id": "e2", "text": "I moved to Denver last month.", "speaker": "A"},
+              {"event_id": "e2", "text": "I moved to Seattle last month.", "speaker": "A"},
               {"event_id": "e3", "text": "Wow! What got you into that?", "speaker": "B"}]
     ingest_events(mem_bank, events, namespace="u")
     flags = {r.provenance.source_event_id: r.states_fact for r in mem_bank.records("u")}

@@ -74,13 +74,10 @@ def _check_profile(query: str, prof: QueryProfile) -> None:
     assert isinstance(prof, QueryProfile)
     assert prof.view in set(QueryView)
     assert prof.query == query  # kept in full, never rewritten
-    assert min(prof.historical_hints, prof.current_hints, prof.change_hints) >= 0
-    counted = sum(1 for m in prof.matched if m.split(":", 1)[0] in
-                  ("historical", "current", "change"))
-    assert counted == prof.historical_hints + prof.current_hints + prof.change_hints
-    if prof.view is QueryView.NEUTRAL:
-        assert prof.historical_hints == prof.current_hints and prof.change_hints <= max(
-            prof.historical_hints, prof.current_hints)
+    if prof.probabilities:  # the model read it: its choice is its most probable view
+        assert set(prof.probabilities) == {v.value for v in QueryView}
+        assert prof.probabilities[prof.view.value] == max(prof.probabilities.values())
+        assert all(0.0 <= p <= 1.0 for p in prof.probabilities.values())
     QueryProfile.model_validate(prof.model_dump())  # the view is a valid model
 
 
@@ -108,7 +105,7 @@ def test_profiler_huge_strings_are_bounded(filler: str, tail: str) -> None:
     if head.strip():
         assert prof.view is profile_query(head).view
     else:
-        assert prof.view is QueryView.NEUTRAL and prof.matched == []
+        assert prof.view is QueryView.NEUTRAL and prof.probabilities == {}
 
 
 @FAST
@@ -240,16 +237,16 @@ def _ltp_seed() -> dict[str, Any]:
         {"event_id": "e2", "timestamp": "2023-01-02T10:00:00", "speaker": "Bob",
          "text": "How are you?", "kind": "dialog", "dia_id": "D1:2"},
         {"event_id": "e3", "timestamp": "2023-01-03T10:00:00", "speaker": "Ann",
-         "text": "Denver is home now.", "kind": "cue_new", "unit_id": "u0"},
+         "text": "Seattle is home now.", "kind": "cue_new", "unit_id": "u0"},
     ]
     unit = {"unit_id": "u0", "slot": "location", "update_type": "temporal",
-            "old_value": "Boston", "current_value": "Denver",
+            "old_value": "Boston", "current_value": "Seattle",
             "old_event_id": "e1", "new_event_id": "e3"}
     probes = [
         {"probe_id": "u0-h", "unit_id": "u0", "view": "historical", "kind": "fact",
-         "question": "Where did Ann live before?", "target": "Boston", "alternate": "Denver"},
+         "question": "Where did Ann live before?", "target": "Boston", "alternate": "Seattle"},
         {"probe_id": "u0-c", "unit_id": "u0", "view": "current", "kind": "conflict",
-         "question": "Where does Ann live now?", "target": "Denver", "alternate": "Boston"},
+         "question": "Where does Ann live now?", "target": "Seattle", "alternate": "Boston"},
     ]
     return {"name": "ltp", "version": 1, "profiles": [
         {"profile_id": "p0", "subject": "Ann", "events": ev, "units": [unit], "probes": probes}

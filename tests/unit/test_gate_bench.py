@@ -37,45 +37,44 @@ def _tiny(tmp_path, old="e3", transition="e6"):
 
 
 def test_gate_bench_structure_and_bounds(tmp_path, minilm):
-    taus = (-0.3, -0.1, -0.05, 0.0, 0.3)
-    res = run_gate_bench(_tiny(tmp_path), taus=taus, embeddings=minilm, progress=False)
+    res = run_gate_bench(_tiny(tmp_path), max_judged=(1, 2, 8), centre_weights=(0.0, 1.0),
+                         candidate_k=4, embeddings=minilm, progress=False)
     assert set(res) == {"operating_points", "per_type", "config"}
     cfg = res["config"]
     assert cfg["writes"] == len(_EVENTS) and cfg["true_pairs"] == 2
-    assert cfg["ceiling"] == 1.0 and cfg["pool_misses"] == 0  # Ana has 5 earlier records
     points = res["operating_points"]
-    assert [p["mode"] for p in points] == ["paper"] + ["hub"] * (len(taus) + 2)
-    for p in points:
-        assert 0.0 <= p["recall"] <= 1.0
-        assert p["ceiling"] >= p["recall"]
-        assert p["flags_per_write"] >= 0.0
-        assert p["found"] <= p["true_pairs"] == 2
-    assert points[1]["gate"].startswith("hub without text cues") and points[1]["tau"] == -0.08
-    assert points[2]["gate"].startswith("hub without the topic term") and points[2]["tau"] == -0.09
-    hub = points[3:]
-    assert [p["tau"] for p in hub] == list(taus)
-    flags = [p["flags"] for p in hub]
-    assert flags == sorted(flags, reverse=True)  # a lower tau never flags less
-    assert flags[0] > flags[-1]  # and the sweep is not flat on this file
-    assert hub[0]["recall"] == 1.0  # the changed number is found at a low tau
-    assert set(res["per_type"]) == {"value", "value/transition"}
-    assert "| hub, tau = -0.05 (default) |" in markdown_table(res)
+    assert [(p["centre_weight"], p["max_judged"]) for p in points] == [
+        (0.0, 1), (0.0, 2), (0.0, 4), (1.0, 1), (1.0, 2), (1.0, 4)]  # M is capped at k
+    for gamma in (0.0, 1.0):
+        row = [p for p in points if p["centre_weight"] == gamma]
+        assert [p["recall"] for p in row] == sorted(p["recall"] for p in row)  # more M, more
+        assert [p["judged_per_write"] for p in row] == sorted(p["judged_per_write"]
+                                                              for p in row)
+        assert row[-1]["recall"] == 1.0  # Ana has 5 earlier records: all 4 best hold the old
+        for p in row:
+            assert 0.0 <= p["recall"] <= 1.0 and p["found"] <= p["true_pairs"] == 2
+    # per update type is reported at the gate's defaults (not in this sweep)
+    assert res["per_type"] == {}
+    table = markdown_table(res)
+    assert "| centre weight | recall@1 | recall@2 | recall@4 |" in table
 
 
 def test_gate_bench_reads_gold_only_to_score(tmp_path, minilm):
-    a = run_gate_bench(_tiny(tmp_path), taus=(-0.08,), embeddings=minilm, progress=False)
-    # pointing the unit at a small-talk turn changes recall, never what is flagged
-    b = run_gate_bench(_tiny(tmp_path, old="e5", transition=None), taus=(-0.08,),
-                       embeddings=minilm, progress=False)
+    a = run_gate_bench(_tiny(tmp_path), embeddings=minilm, progress=False)
+    # pointing the unit at a small-talk turn changes recall, never how much is judged
+    b = run_gate_bench(_tiny(tmp_path, old="e5", transition=None), embeddings=minilm,
+                       progress=False)
     for pa, pb in zip(a["operating_points"], b["operating_points"], strict=True):
-        assert pa["flags"] == pb["flags"]
+        assert pa["judged_per_write"] == pb["judged_per_write"]
     assert b["config"]["true_pairs"] == 1
-    with pytest.raises(ConfigError):
-        run_gate_bench(_tiny(tmp_path), candidate_k=0, embeddings=minilm, progress=False)
+    assert set(a["per_type"]) == {"value", "value/transition"}
+    for bad in ({"candidate_k": 0}, {"max_judged": ()}, {"centre_weights": (5.0,)}):
+        with pytest.raises(ConfigError):
+            run_gate_bench(_tiny(tmp_path), embeddings=minilm, progress=False, **bad)
 
 
 def test_cli_wires_bench_gate():
     args = build_parser().parse_args(["bench", "gate", "f.json", "--out", "o.json",
                                       "--profiles", "4"])
     assert (args.bench_command, args.file, args.profiles, args.candidate_k) == \
-        ("gate", "f.json", "4", 16)
+        ("gate", "f.json", "4", 32)

@@ -28,7 +28,8 @@ from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 
 from langchain_atma.bank import ChromaHost, CommitAction, CommitDecision, StateBank
-from langchain_atma.bank.judge import LLMJudge, OfflineJudge
+from langchain_atma.bank.judge import LLMJudge
+from langchain_atma.bank.learned_judge import LearnedJudge
 from langchain_atma.bank.write_graph import ingest_events
 from langchain_atma.cli import main
 from langchain_atma.config import AtmaConfig
@@ -84,11 +85,11 @@ def _seed(b: StateBank) -> None:
     old = b.add(MemoryRecord(namespace=NS, content="I live in Boston.", slot="location",
                              time="2023-01-01", provenance=Provenance(speaker="Ann",
                                                                       source_event_id="s1")))
-    b.commit(MemoryRecord(namespace=NS, content="I moved to Denver.", slot="location",
+    b.commit(MemoryRecord(namespace=NS, content="I moved to Seattle.", slot="location",
                           time="2023-06-01", provenance=Provenance(speaker="Ann",
                                                                    source_event_id="s2")),
              [CommitDecision(action=CommitAction.SUPERSEDE, target_id=old.id)])
-    b.add(MemoryRecord(namespace="bob", content="I have a parrot named Kiwi.",
+    b.add(MemoryRecord(namespace="bob", content="I have a parrot named Pipkin.",
                        time="2023-02-01", provenance=Provenance(speaker="Bob")))
 
 
@@ -226,28 +227,28 @@ def _ann(text: str, stamp: str, event: str) -> dict[str, Any]:
 def test_ingest_in_order_supersedes_the_positive_control() -> None:
     b = StateBank.in_memory(embeddings=DeterministicFakeEmbedding(size=16))
     rep = ingest_events(b, [_ann("I live in Boston.", "2023-01-01", "a"),
-                            _ann("I moved to Denver last month.", "2023-06-01", "b")],
-                        namespace=NS, use_sentry=False)
+                            _ann("I moved to Seattle last month.", "2023-06-01", "b")],
+                        namespace=NS, use_gate=False)
     assert rep.supersessions == 1
 
 
 def test_ingest_out_of_order_never_lets_an_older_fact_replace_a_newer_one() -> None:
     b = StateBank.in_memory(embeddings=DeterministicFakeEmbedding(size=16))
-    rep = ingest_events(b, [_ann("I moved to Denver last month.", "2023-06-01", "b"),
+    rep = ingest_events(b, [_ann("I moved to Seattle last month.", "2023-06-01", "b"),
                             _ann("I live in Boston.", "2023-01-01", "a")],
-                        namespace=NS, use_sentry=False)
+                        namespace=NS, use_gate=False)
     assert rep.judge_calls == 1 and rep.supersessions == 0
     assert {r.status for r in b.records(NS)} == {RecordStatus.ACTIVE}
     assert [r.content for r in b.records(NS)] == ["I live in Boston.",
-                                                   "I moved to Denver last month."]
+                                                   "I moved to Seattle last month."]
     assert b.verify(NS) == []
 
 
 def test_ingest_future_timestamp_is_not_replaced_by_a_present_one() -> None:
     b = StateBank.in_memory(embeddings=DeterministicFakeEmbedding(size=16))
     rep = ingest_events(b, [_ann("I live in Boston.", "2999-01-01", "f"),
-                            _ann("I moved to Denver last month.", "2023-06-01", "p")],
-                        namespace=NS, use_sentry=False)
+                            _ann("I moved to Seattle last month.", "2023-06-01", "p")],
+                        namespace=NS, use_gate=False)
     assert rep.supersessions == 0 and b.verify(NS) == []
     assert [r.time.year for r in b.records(NS)] == [2023, 2999]
 
@@ -258,23 +259,23 @@ def test_ingest_one_megabyte_event_is_bounded() -> None:
     import time
 
     b = StateBank.in_memory(embeddings=DeterministicFakeEmbedding(size=16))
-    big = ("I moved to Denver. " * 60_000)[:MAX_CONTENT_CHARS]
+    big = ("I moved to Seattle. " * 60_000)[:MAX_CONTENT_CHARS]
     t0 = time.perf_counter()
     rep = ingest_events(b, [_ann("I live in Boston.", "2023-01-01", "a"),
-                            _ann(big, "2023-06-01", "b")], namespace=NS, use_sentry=False)
+                            _ann(big, "2023-06-01", "b")], namespace=NS, use_gate=False)
     assert time.perf_counter() - t0 < 20
     assert rep.writes == 2 and rep.judge_calls == 1
     assert len(b.records(NS)[1].content) == MAX_CONTENT_CHARS and b.verify(NS) == []
     res = ask(b, NS, "Where does Ann live now?")
     assert res.answer.status == "answered" and len(res.serialized) < 5_000
     with pytest.raises(ConfigError):
-        OfflineJudge(max_text_chars=0)
+        LearnedJudge(link_threshold=-1)
 
 
 def test_ingest_control_characters_and_non_english(bank: StateBank) -> None:
     events = [_ann(t, f"2023-09-0{i + 1}", f"x{i}") for i, t in enumerate([CONTROL,
                                                                              *NON_ENGLISH])]
-    rep = ingest_events(bank, events, namespace=NS, use_sentry=False)
+    rep = ingest_events(bank, events, namespace=NS, use_gate=False)
     assert rep.writes == len(events) and bank.verify(NS) == []
     stored = {r.content for r in bank.records(NS)}
     assert {e["text"] for e in events} <= stored
@@ -283,15 +284,28 @@ def test_ingest_control_characters_and_non_english(bank: StateBank) -> None:
 # ================================================== prompt injection in memories
 
 
-def test_injection_cannot_steer_the_offline_judge() -> None:
+def test_injection_reaches_nothing_but_its_own_pairs() -> None:
+    """The learned judge reads an injected memory like any text: it may link the
+    speaker's own pair, nothing else. Another speaker's record named by id, another
+    namespace's record and the judge's verdict schema are out of its reach."""
     b = StateBank.in_memory(embeddings=DeterministicFakeEmbedding(size=16))
+    ingest_events(b, [_ann("I have a golden retriever named Max.", "2023-01-01", "a"),
+                      {"text": "My parrot talks all day.", "speaker": "Bob",
+                       "timestamp": "2023-01-02", "event_id": "b"}], namespace=NS)
     ingest_events(b, [_ann("I have a golden retriever named Max.", "2023-01-01", "a")],
-                  namespace=NS)
-    dog = b.records(NS)[0]
-    rep = ingest_events(b, [_ann(INJECTION % (dog.id, dog.id), "2023-02-01", "inj")],
-                        namespace=NS, use_sentry=False)
-    assert rep.judge_calls == 1 and rep.supersessions == 0
-    assert b.get(NS, dog.id).status is RecordStatus.ACTIVE and b.verify(NS) == []
+                  namespace="other")
+    bob = next(r for r in b.records(NS) if r.provenance.speaker == "Bob")
+    foreign = b.records("other")[0]
+    trace: list[dict[str, Any]] = []
+    rep = ingest_events(b, [_ann(INJECTION % (bob.id, foreign.id), "2023-02-01", "inj")],
+                        namespace=NS, use_gate=False, trace=trace)
+    assert rep.judge_calls == 1  # only Ann's own record was a candidate
+    assert b.get(NS, bob.id).status is RecordStatus.ACTIVE and b.get(NS, bob.id).links == []
+    assert b.get("other", foreign.id).status is RecordStatus.ACTIVE
+    assert b.get("other", foreign.id).links == []
+    applied = next(e for e in trace if e["node"] == "commit")["decided"]["applied"]
+    assert all(a.split(":", 1)[1] not in (bob.id, foreign.id) for a in applied)
+    assert b.verify(NS) == [] and b.verify("other") == []
 
 
 class _ObeyingModel(GenericFakeChatModel):
@@ -322,7 +336,7 @@ def test_injection_aimed_at_the_llm_judge_is_data_and_cannot_leave_the_pair(
     before = _state(bank, NS, "bob")
     trace: list[dict[str, Any]] = []
     rep = ingest_events(bank, [_ann(INJECTION % (parrot.id, parrot.id), "2023-09-01", "i")],
-                        namespace=NS, judge=judge, use_sentry=False, trace=trace)
+                        namespace=NS, judge=judge, use_gate=False, trace=trace)
     assert rep.judge_calls >= 1 and rep.supersessions == 0 and judge.stats["fallbacks"] >= 1
     after = _state(bank, NS, "bob")
     assert after["bob"] == before["bob"]
@@ -427,10 +441,12 @@ def test_retriever_answers_odd_queries_inside_its_namespace(bank: StateBank,
     assert {d.metadata["id"] for d in docs} <= {r.id for r in bank.records(NS)}
 
 
-def test_non_english_questions_get_the_neutral_view(bank: StateBank) -> None:
-    """The hint lexicon is English: other languages are profiled neutral (documented)."""
+def test_non_english_questions_are_answered(bank: StateBank) -> None:
+    """The view model was trained on English: another language gets some view, and an
+    answer from the labelled evidence (documented)."""
     res = ask(bank, NS, "Где Энн живёт сейчас?")
-    assert res.profile.view is QueryView.NEUTRAL and res.answer.status == "answered"
+    assert res.profile.view in set(QueryView) and res.answer.status == "answered"
+    assert sum(res.profile.probabilities.values()) == pytest.approx(1.0, abs=1e-3)
 
 
 # ======================================================================== CLI
@@ -438,7 +454,7 @@ def test_non_english_questions_get_the_neutral_view(bank: StateBank) -> None:
 
 @pytest.fixture
 def cli_bank(tmp_path: Path, minilm: Any, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A persistent bank (MiniLM, so `atma ingest` finds its Sentry heads) with history."""
+    """A persistent bank (MiniLM, the encoder `atma ingest` uses) with history."""
     monkeypatch.setattr(AtmaConfig, "make_embeddings", lambda self: minilm)
     for var in ("ATMA_PATH", "ATMA_CHROMA_URL", "ATMA_NAMESPACE", "ATMA_CONFIG",
                 "ATMA_OLLAMA_BASE_URL"):
@@ -538,7 +554,7 @@ def test_cli_ask_prints_hostile_memories_as_single_clean_lines(
     cli_bank: Path, minilm: Any, capsys: pytest.CaptureFixture[str],
 ) -> None:
     b = _open(cli_bank, minilm)
-    b.add(MemoryRecord(namespace=NS, content="Denver\x1b[2J\x1b]0;pwned\x07 is home\nnow.",
+    b.add(MemoryRecord(namespace=NS, content="Seattle\x1b[2J\x1b]0;pwned\x07 is home\nnow.",
                        time="2023-08-01"))
     for question in ("Where does Ann live now?", "Где Энн живёт?", "now?\x1b[31m\x00"):
         code, out, err = _run(capsys, "ask", question, "--path", str(cli_bank),
@@ -575,20 +591,20 @@ def test_cli_ltp_validate_directory_and_out_of_order_events(
     _one_line_error(code, err)
     ev = [
         {"event_id": "e1", "timestamp": "2023-05-01T10:00:00", "speaker": "Ann",
-         "text": "Denver is home now.", "kind": "cue_new", "unit_id": "u0"},
+         "text": "Seattle is home now.", "kind": "cue_new", "unit_id": "u0"},
         {"event_id": "e2", "timestamp": "2023-01-01T10:00:00", "speaker": "Ann",
          "text": "I live in Boston.", "kind": "cue_old", "unit_id": "u0"},
         {"event_id": "e3", "timestamp": "2999-01-01T00:00:00", "speaker": "Bob",
          "text": "Greetings from the future.", "kind": "dialog"},
     ]
     unit = {"unit_id": "u0", "slot": "location", "update_type": "temporal",
-            "old_value": "Boston", "current_value": "Denver",
+            "old_value": "Boston", "current_value": "Seattle",
             "old_event_id": "e2", "new_event_id": "e1"}
     probes = [
         {"probe_id": "h", "unit_id": "u0", "view": "historical", "kind": "fact",
-         "question": "Where did Ann live before?", "target": "Boston", "alternate": "Denver"},
+         "question": "Where did Ann live before?", "target": "Boston", "alternate": "Seattle"},
         {"probe_id": "c", "unit_id": "u0", "view": "current", "kind": "conflict",
-         "question": "Where does Ann live now?", "target": "Denver", "alternate": "Boston"},
+         "question": "Where does Ann live now?", "target": "Seattle", "alternate": "Boston"},
     ]
     doc = {"name": "ltp", "version": 1, "profiles": [
         {"profile_id": "p0", "subject": "Ann", "events": ev, "units": [unit], "probes": probes}]}
@@ -612,7 +628,7 @@ def test_cli_ingest_writes_an_audit_line_per_event(
 ) -> None:
     lines = [{"text": "I live in Boston, near the harbour.", "speaker": "Ann",
               "timestamp": "2024-02-01", "event_id": "a1"},
-             {"text": "I moved to Denver last month, the mountains are great.",
+             {"text": "I moved to Seattle last month, the mountains are great.",
               "speaker": "Ann", "timestamp": "2024-05-01", "event_id": "a2"}]
     good = tmp_path / "moves.jsonl"
     good.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")

@@ -11,7 +11,7 @@ from langchain_atma.records import MemoryRecord
 def _bank():
     bank = StateBank.in_memory(embeddings=DeterministicFakeEmbedding(size=16))
     old = bank.add(MemoryRecord(namespace="u", content="I live in <Boston>.", slot="location"))
-    bank.commit(MemoryRecord(namespace="u", content="I moved to Denver.", slot="location"),
+    bank.commit(MemoryRecord(namespace="u", content="I moved to Seattle.", slot="location"),
                 [CommitDecision(action=CommitAction.SUPERSEDE, target_id=old.id)])
     bank.add(MemoryRecord(namespace="other", content="secret of another namespace"))
     return bank
@@ -33,7 +33,7 @@ def test_cli_verify_and_inspect_html(tmp_path, capsys):
     bank = StateBank(host=ChromaHost.persistent(tmp_path / "b"),
                      embeddings=DeterministicFakeEmbedding(size=16))
     old = bank.add(MemoryRecord(namespace="u", content="I live in Boston.", slot="location"))
-    bank.commit(MemoryRecord(namespace="u", content="I moved to Denver.", slot="location"),
+    bank.commit(MemoryRecord(namespace="u", content="I moved to Seattle.", slot="location"),
                 [CommitDecision(action=CommitAction.SUPERSEDE, target_id=old.id)])
     del bank
     out = tmp_path / "bank.html"

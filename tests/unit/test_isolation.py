@@ -34,6 +34,10 @@ from langchain_atma.retrieval.controller import LLMController
 from langchain_atma.retrieval.read_graph import ask
 from langchain_atma.retrievers import AtmaRetriever
 from langchain_atma.store import AtmaStore
+from tests.unit.scripted_judge import ScriptedJudge
+
+_JUDGE = ScriptedJudge({("I live in Boston.", "I moved to Seattle last month."):
+                        "supersede"})
 
 N_TENANTS = 20
 TENANTS = [f"user-{i:02d}" for i in range(N_TENANTS)]
@@ -43,7 +47,7 @@ def _events(i: int) -> list[dict[str, Any]]:
     return [
         {"text": "I live in Boston.", "speaker": "Ann", "timestamp": "2023-01-01",
          "event_id": "e1"},
-        {"text": "I moved to Denver last month.", "speaker": "Ann",
+        {"text": "I moved to Seattle last month.", "speaker": "Ann",
          "timestamp": "2023-06-01", "event_id": "e2"},
         {"text": f"My locker code is {1000 + i}.", "speaker": "Ann",
          "timestamp": "2023-07-01", "event_id": "e3"},
@@ -52,7 +56,7 @@ def _events(i: int) -> list[dict[str, Any]]:
 
 def _fill(bank: StateBank, tenants: list[str]) -> None:
     for i, ns in enumerate(tenants):
-        ingest_events(bank, _events(i), namespace=ns, use_sentry=False)
+        ingest_events(bank, _events(i), namespace=ns, use_gate=False, judge=_JUDGE)
 
 
 def _snapshot(bank: StateBank, tenants: list[str]) -> dict[str, dict[str, tuple[Any, ...]]]:
@@ -98,7 +102,7 @@ def test_same_events_in_twenty_namespaces_are_twenty_histories(world: StateBank)
         recs = world.records(ns)
         assert len(recs) == 3 and {r.namespace for r in recs} == {ns}
         by_text = {r.content: r for r in recs}
-        boston, denver = by_text["I live in Boston."], by_text["I moved to Denver last month."]
+        boston, denver = by_text["I live in Boston."], by_text["I moved to Seattle last month."]
         assert boston.status is RecordStatus.SUPERSEDED and denver.status is RecordStatus.ACTIVE
         assert denver.has_link(LinkType.SUPERSEDES, boston.id)  # linked inside the tenant
         assert {lk.target for r in recs for lk in r.links} <= {r.id for r in recs}
@@ -165,7 +169,7 @@ def test_a_judge_naming_a_foreign_record_changes_nothing(small: StateBank) -> No
     trace: list[dict[str, Any]] = []
     rep = ingest_events(small, [{"text": "I moved to Seattle.", "speaker": "Ann",
                                  "timestamp": "2023-09-01", "event_id": "e4"}],
-                        namespace=a, judge=judge, use_sentry=False, trace=trace)
+                        namespace=a, judge=judge, use_gate=False, trace=trace)
     assert judge.seen and set(judge.seen) <= _ids(small, a)  # only own candidates judged
     assert rep.supersessions == 0
     after = _snapshot(small, TENANTS[:3])
@@ -197,12 +201,12 @@ def test_write_graph_candidates_never_cross_even_through_a_planted_link(
     a, b = TENANTS[0], TENANTS[1]
     foreign = next(r for r in small.records(b) if r.status is RecordStatus.ACTIVE)
     _plant_link(small, a, foreign.id)
-    nodes = WriteNodes(small, use_sentry=False, candidate_k=8)
+    nodes = WriteNodes(small, use_gate=False, candidate_k=8)
     out = nodes.propose({"record": MemoryRecord(namespace=a, content="I live in Boston.",
                                                 time="2023-10-01")})
     cands = {c.id for c in out["candidates"]}
     assert cands and cands <= _ids(small, a) and foreign.id not in cands
-    graph_out = create_write_graph(small, use_sentry=False).invoke(
+    graph_out = create_write_graph(small, use_gate=False).invoke(
         {"record": MemoryRecord(namespace=a, content="We relocated to Seattle this fall.",
                                 time="2023-10-02", provenance=Provenance(speaker="Ann"))})
     written = graph_out["result"].record
@@ -217,7 +221,7 @@ def test_write_graph_candidates_never_cross_even_through_a_planted_link(
 def _plant_link(bank: StateBank, ns: str, foreign_id: str) -> str:
     """Tamper with the host row of ``ns``'s live head: add a link to another tenant's id."""
     head = next(r for r in bank.records(ns) if r.status is RecordStatus.ACTIVE
-                and "Denver" in r.content)
+                and "Seattle" in r.content)
     row = bank.host.get([head.id])[0]
     links = json.loads(row.metadata["atma_links"])
     links += [["supersedes", foreign_id], ["related", foreign_id]]
@@ -243,7 +247,7 @@ def test_link_hop_to_a_foreign_id_is_ignored(small: StateBank, mode: str) -> Non
 
 def test_llm_controller_choosing_a_foreign_id_falls_back(small: StateBank) -> None:
     a, b = TENANTS[0], TENANTS[1]
-    foreign = next(r for r in small.records(b) if "Denver" in r.content)
+    foreign = next(r for r in small.records(b) if "Seattle" in r.content)
     reply = json.dumps({"query_mode": "current", "confidence": 1.0,
                         "selected": [{"candidate_id": foreign.id, "rank": 1}]})
     model = GenericFakeChatModel(messages=iter([AIMessage(content=reply)]))
@@ -278,7 +282,7 @@ def test_store_namespaces_with_the_same_keys_are_isolated() -> None:
     spaces = [("users", f"u{i:02d}") for i in range(N_TENANTS)]
     for i, ns in enumerate(spaces):
         store.put(ns, "home", {"city": "Boston", "n": i})
-        store.put(ns, "home", {"city": "Denver", "n": i})
+        store.put(ns, "home", {"city": "Seattle", "n": i})
         store.put(ns, "code", {"text": f"locker {1000 + i}"})
     store.delete(spaces[3], "home")
     for i, ns in enumerate(spaces):
@@ -286,7 +290,7 @@ def test_store_namespaces_with_the_same_keys_are_isolated() -> None:
         if i == 3:
             assert home is None
         else:
-            assert home is not None and home.value == {"city": "Denver", "n": i}
+            assert home is not None and home.value == {"city": "Seattle", "n": i}
         hits = store.search(ns, query="locker code", limit=20)
         assert hits and {h.namespace for h in hits} == {ns}
         assert [h.value for h in hits if h.key == "code"] == [{"text": f"locker {1000 + i}"}]

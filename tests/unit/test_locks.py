@@ -204,7 +204,7 @@ class _Stall(Embeddings):
 
 def test_revision_check_stops_a_writer_outside_the_lock(tmp_path):
     host = SharedHost()
-    stall = _Stall("A: Denver")
+    stall = _Stall("A: Seattle")
     # process_lock=False: the two banks stand for writers on two machines
     a = StateBank(host=host, embeddings=stall, lock_dir=tmp_path, process_lock=False)
     b = StateBank(host=host, embeddings=_emb(), lock_dir=tmp_path, process_lock=False)
@@ -213,7 +213,7 @@ def test_revision_check_stops_a_writer_outside_the_lock(tmp_path):
 
     def commit_a():
         try:
-            a.commit(MemoryRecord(namespace="u", content="A: Denver", slot="location"),
+            a.commit(MemoryRecord(namespace="u", content="A: Seattle", slot="location"),
                      [CommitDecision(action=CommitAction.SUPERSEDE, target_id=seed.id)])
         except BaseException as exc:  # noqa: BLE001
             errors.append(exc)
@@ -221,7 +221,7 @@ def test_revision_check_stops_a_writer_outside_the_lock(tmp_path):
     t = threading.Thread(target=commit_a)
     t.start()
     assert stall.reached.wait(10)
-    b_new = b.commit(MemoryRecord(namespace="u", content="B: Austin", slot="location"),
+    b_new = b.commit(MemoryRecord(namespace="u", content="B: Ashcombe", slot="location"),
                      [CommitDecision(action=CommitAction.SUPERSEDE, target_id=seed.id)]).record
     stall.go.set()
     t.join(10)
@@ -235,20 +235,20 @@ def test_revision_check_stops_a_writer_outside_the_lock(tmp_path):
 def test_shared_banks_in_one_process_wait_for_each_other(tmp_path):
     # same host scope + namespace: the process-wide lock orders the two banks
     host = SharedHost()
-    stall = _Stall("A: Denver")
+    stall = _Stall("A: Seattle")
     a = StateBank(host=host, embeddings=stall, lock_dir=tmp_path)
     b = StateBank(host=host, embeddings=_emb(), lock_dir=tmp_path)
     seed = b.add(MemoryRecord(namespace="u", content="Boston", slot="location"))
     t = threading.Thread(target=lambda: a.commit(
-        MemoryRecord(namespace="u", content="A: Denver", slot="location"),
+        MemoryRecord(namespace="u", content="A: Seattle", slot="location"),
         [CommitDecision(action=CommitAction.SUPERSEDE, target_id=seed.id)]))
     t.start()
     assert stall.reached.wait(10)
     threading.Timer(0.3, stall.go.set).start()
     with b.writer_lock("u"):  # waits for A's commit
         live = b.records("u", slot="location", statuses=[RecordStatus.ACTIVE])
-        assert [r.content for r in live] == ["A: Denver"]
-        b.commit(MemoryRecord(namespace="u", content="B: Austin", slot="location"),
+        assert [r.content for r in live] == ["A: Seattle"]
+        b.commit(MemoryRecord(namespace="u", content="B: Ashcombe", slot="location"),
                  [CommitDecision(action=CommitAction.SUPERSEDE, target_id=live[0].id)])
     t.join(10)
     assert b.verify("u") == [] and b.count("u") == 3
@@ -272,14 +272,14 @@ def test_recover_drops_an_entry_overtaken_by_a_later_commit(tmp_path):
 
     host.upsert = die
     with pytest.raises(_Die):  # journaled, then the writer "dies" before its write
-        bank.commit(MemoryRecord(id="dead", namespace="u", content="Denver", slot="location"),
+        bank.commit(MemoryRecord(id="dead", namespace="u", content="Seattle", slot="location"),
                     [CommitDecision(action=CommitAction.SUPERSEDE, target_id=seed.id)])
     host.upsert = real_upsert
     assert len(host.journal_pending()) == 1
     # another writer supersedes the same record meanwhile (same revision number
     # as the dead entry's after-image, but another commit id)
     other = StateBank(host=host, embeddings=_emb(), lock_dir=tmp_path, recover=False)
-    other.commit(MemoryRecord(namespace="u", content="Austin", slot="location"),
+    other.commit(MemoryRecord(namespace="u", content="Ashcombe", slot="location"),
                  [CommitDecision(action=CommitAction.SUPERSEDE, target_id=seed.id)])
     entry = json.loads(host.journal_pending()[0][1])
     seed_after = next(r for r in entry["rows"] if r["id"] == seed.id)
@@ -316,7 +316,7 @@ def test_recover_skips_an_entry_whose_writer_rolled_back_meanwhile(tmp_path):
 
     def commit():
         try:
-            bank.commit(MemoryRecord(id="new", namespace="u", content="Denver",
+            bank.commit(MemoryRecord(id="new", namespace="u", content="Seattle",
                                      slot="location"),
                         [CommitDecision(action=CommitAction.SUPERSEDE, target_id=seed.id)])
         except BaseException as exc:  # noqa: BLE001

@@ -20,7 +20,7 @@ TURNS = [
     ("Bob", "Nice, I have always wanted to visit Boston."),
     ("Ann", "I work as a nurse at the county hospital."),
     ("Bob", "That sounds like hard work, how are the shifts?"),
-    ("Ann", "I moved to Denver last month, the mountains are amazing."),
+    ("Ann", "I moved to Seattle last month, the mountains are amazing."),
     ("Bob", "Congrats on the move, send me pictures!"),
 ]
 
@@ -33,7 +33,7 @@ def _sample(tmp_path: Path) -> Path:
             for t, (who, text) in enumerate(TURNS[(s - 1) * 3:s * 3], 1)]
         conv[f"session_{s}_date_time"] = f"1:15 pm on {3 * s} March, 2023"
     qa = [
-        {"question": "Which city does Ann live in now?", "answer": "Denver",
+        {"question": "Which city does Ann live in now?", "answer": "Seattle",
          "evidence": ["D2:2"], "category": 4},
         {"question": "What is Bob's cat called?", "adversarial_answer": "Tom",
          "evidence": [], "category": 5},
@@ -59,7 +59,7 @@ def test_offline_run_scores_both_methods(tmp_path):
         assert 0.0 <= row["f1"] <= 1.0 and 0.0 <= row["bleu1"] <= 1.0
     atma = res["methods"]["atma"]
     assert atma["evidence_recall_by_category"]["single-hop"] == 1.0
-    assert atma["f1_by_category"]["single-hop"] > 0.0  # the answer names Denver
+    assert atma["f1_by_category"]["single-hop"] > 0.0  # the answer names Seattle
     with pytest.raises(ConfigError):
         run_locomo_bench(load_locomo(_sample(tmp_path)), methods=["nope"], progress=False)
 
@@ -69,17 +69,17 @@ def test_models_answer_and_judge(tmp_path):
                "reason": "moved", "slot": "location"}
     judge = _ToolFake(messages=itertools.cycle([AIMessage(content="", tool_calls=[
         {"name": "AuditVerdict", "args": verdict, "id": "call-1"}])]))
-    answer = GenericFakeChatModel(messages=itertools.cycle([AIMessage("Denver")]))
+    answer = GenericFakeChatModel(messages=itertools.cycle([AIMessage("Seattle")]))
     res = run_locomo_bench(load_locomo(_sample(tmp_path)), progress=False,
                            judge_model=judge, answer_model=answer)
     cfg = res["config"]
     assert (cfg["judge"], cfg["answerer"], cfg["controller"]) == (
         "llm:_ToolFake", "llm:GenericFakeChatModel", "offline")
-    assert cfg["judge_stats"]["calls"] >= 1
+    assert cfg["judge_stats"]["writes"] >= 1 and "escalation_rate" in cfg["judge_stats"]
     for m in ("host", "atma"):  # both methods answer with the model
         row = res["methods"][m]
         assert row["f1_by_category"]["single-hop"] == 1.0
-        assert row["f1_by_category"]["adversarial"] == 0.0  # "Denver" is no abstention
+        assert row["f1_by_category"]["adversarial"] == 0.0  # "Seattle" is no abstention
         assert row["answers_failed"] == 0
 
 
@@ -102,7 +102,7 @@ def test_details_list_every_answer_and_the_cli_writes_them(tmp_path, capsys):
     assert len(details) == 4  # 2 methods x 2 questions
     by = {(d["method"], d["category"]): d for d in details}
     one = by[("atma", "single-hop")]
-    assert one["gold"] == "Denver" and one["evidence"] == ["D2:2"]
+    assert one["gold"] == "Seattle" and one["evidence"] == ["D2:2"]
     assert one["f1"] == res["methods"]["atma"]["f1_by_category"]["single-hop"]
     assert one["evidence_recall"] == 1.0 and one["status"] == "answered"
     assert any(r["dia_id"] == "D2:2" and r["label"] == "current memory" for r in one["packet"])

@@ -15,10 +15,10 @@ from langchain_atma.records import MemoryRecord, RecordStatus
 from tests.unit.ltp_docs import write_one_profile
 
 MOVE_UNIT = {"slot": "location", "update_type": "temporal", "old_value": "Boston",
-             "current_value": "Denver", "old_event_id": "e3", "new_event_id": "e5",
+             "current_value": "Seattle", "old_event_id": "e3", "new_event_id": "e5",
              "transition_event_id": None}
 CURRENT_PROBE = {"probe_id": "p0-u0-c", "view": "current", "kind": "conflict",
-                 "question": "Which city does Ana live in now?", "target": "Denver",
+                 "question": "Which city does Ana live in now?", "target": "Seattle",
                  "alternate": "Boston"}
 
 
@@ -30,7 +30,7 @@ def _tiny(tmp_path, kind_of_dialog="dialog"):
         ("e3", "2023-01-02T10:00:00", "Ana", "I live in Boston, in a flat near the river.",
          "cue_old"),
         ("e4", "2023-02-01T10:00:00", "Ben", "Did you see the game last night?", kind_of_dialog),
-        ("e5", "2023-03-01T10:00:00", "Ana", "I moved to Denver last month, that's home now.",
+        ("e5", "2023-03-01T10:00:00", "Ana", "I moved to Seattle last month, that's home now.",
          "cue_new"),
         ("e6", "2023-03-01T10:01:00", "Ben", "Wow, congratulations on the move!", kind_of_dialog),
     ]
@@ -39,7 +39,7 @@ def _tiny(tmp_path, kind_of_dialog="dialog"):
         MOVE_UNIT,
         [{"probe_id": "p0-u0-h", "view": "historical", "kind": "fact",
           "question": "Which city did Ana live in before her move?", "target": "Boston",
-          "alternate": "Denver"},
+          "alternate": "Seattle"},
          CURRENT_PROBE]))
 
 
@@ -56,7 +56,7 @@ def test_runner_scores_every_metric(tmp_path, minilm):
     assert res["methods"]["host"]["bank_role"] == 0.0  # no state roles without the overlay
     assert res["methods"]["atma-no-judge"]["bank_role"] == 0.0
     atma = res["methods"]["atma"]
-    assert atma["bank_role"] == 1.0  # Boston superseded by Denver, linked
+    assert atma["bank_role"] == 1.0  # Boston superseded by Seattle, linked
     assert atma["spurious_supersession_rate"] == 0.0
     assert atma["conflict_acc"] == 1.0 and atma["fact_acc"] == 1.0
     assert "| atma |" in markdown_table(res)
@@ -128,19 +128,19 @@ def test_update_types_partition_the_overall_figures(tmp_path, minilm):
          "text": "Jazz is my favourite music, I play it every evening.", "kind": "cue_old",
          "unit_id": "p0-u1", "dia_id": None},
         {"event_id": "e8", "timestamp": "2023-03-02T10:00:00", "speaker": "Ana",
-         "text": "I still love jazz, but these days I also listen to a lot of K-pop.",
+         "text": "I still love jazz, but these days I also listen to a lot of synthwave.",
          "kind": "cue_new", "unit_id": "p0-u1", "dia_id": None},
     ]
     prof["units"].append({"unit_id": "p0-u1", "slot": "likes.music", "update_type": "scope",
-                          "old_value": "jazz", "current_value": "K-pop",
+                          "old_value": "jazz", "current_value": "synthwave",
                           "old_event_id": "e7", "new_event_id": "e8",
                           "transition_event_id": None})
     prof["probes"] += [
         {"unit_id": "p0-u1", "probe_id": "p0-u1-h", "view": "historical", "kind": "fact",
          "question": "Which music did Ana first call her favourite?", "target": "jazz",
-         "alternate": "K-pop"},
+         "alternate": "synthwave"},
         {"unit_id": "p0-u1", "probe_id": "p0-u1-c", "view": "current", "kind": "conflict",
-         "question": "Which music has Ana been listening to lately?", "target": "K-pop",
+         "question": "Which music has Ana been listening to lately?", "target": "synthwave",
          "alternate": "jazz"},
     ]
     path.write_text(json.dumps(doc))
@@ -164,7 +164,7 @@ def test_seed_bench_facts_first_pushes_questions_down(tmp_path, minilm):
         ("e2", "2023-01-01T10:01:00", "Ana", "Have you been to the city lately?", "dialog"),
         ("e3", "2023-01-02T10:00:00", "Ana", "I live in Boston, in a flat near the river.",
          "cue_old"),
-        ("e5", "2023-03-01T10:00:00", "Ana", "I live in Denver now.", "cue_new"),
+        ("e5", "2023-03-01T10:00:00", "Ana", "I live in Seattle now.", "cue_new"),
     ]
     path = write_one_profile(
         tmp_path, events,
@@ -273,16 +273,17 @@ def test_models_replace_the_offline_parts(tmp_path, minilm):
                "reason": "moved", "slot": "location"}
     judge = _ToolFake(messages=itertools.cycle([AIMessage(content="", tool_calls=[
         {"name": "AuditVerdict", "args": verdict, "id": "call-1"}])]))
-    answer = GenericFakeChatModel(messages=itertools.cycle([AIMessage("Denver")]))
+    answer = GenericFakeChatModel(messages=itertools.cycle([AIMessage("Seattle")]))
     res = run_ltp_bench(_tiny(tmp_path), methods=["host", "atma", "atma-no-judge"],
                         embeddings=minilm, progress=False, judge_model=judge,
                         answer_model=answer)
     cfg = res["config"]
     assert (cfg["judge"], cfg["answerer"]) == ("llm:_ToolFake", "llm:GenericFakeChatModel")
     assert cfg["controller"] == "offline"
-    assert cfg["judge_stats"]["calls"] >= 1 and cfg["judge_stats"]["fallbacks"] == 0
+    st = cfg["judge_stats"]  # the learned judge escalates its unsure pairs, within budget
+    assert st["writes"] >= 1 and st["escalated"] <= 0.25 * st["writes"] + 1
+    assert st["llm"]["calls"] == st["escalated"] and st["llm"]["fallbacks"] == 0
     rows = res["methods"]
-    assert rows["atma"]["bank_role"] == 1.0  # the model's supersede verdict was committed
     assert rows["atma"]["judge_calls_per_write"] > 0
     for m in ("host", "atma", "atma-no-judge"):  # every method answers with the model
         assert rows[m]["conflict_acc"] == 1.0 and rows[m]["fact_acc"] == 0.0, m

@@ -12,7 +12,7 @@ from langchain_atma.errors import ConfigError, InvalidQueryError, NamespaceError
 from langchain_atma.memory import AtmaMemory
 from langchain_atma.records import RecordStatus
 
-WRITE = {"use_sentry": False}  # judge every live candidate: independent of the Sentry heads
+WRITE = {"use_gate": False}  # judge every live candidate: independent of the gate cap
 
 
 @pytest.fixture(scope="module")
@@ -42,14 +42,14 @@ def test_changed_fact_is_labelled_current_and_historical(bank):
     mem = AtmaMemory(bank=bank, namespace="m-change", write_options=WRITE,
                      save_ai_turns=False)
     mem.save_context({"input": "I live in Boston."}, {"output": "Nice."})
-    mem.save_context({"input": "I moved to Denver last month."}, {"output": "Exciting!"})
+    mem.save_context({"input": "I moved to Seattle last month."}, {"output": "Exciting!"})
     statuses = {r.content: r.status for r in bank.records("m-change")}
     assert statuses["I live in Boston."] is RecordStatus.SUPERSEDED
-    assert statuses["I moved to Denver last month."] is RecordStatus.ACTIVE
+    assert statuses["I moved to Seattle last month."] is RecordStatus.ACTIVE
     text = mem.load_memory_variables({"input": "Where do I live now?"})["history"]
-    assert _label_of(text, "Denver") == "current memory"
+    assert _label_of(text, "Seattle") == "current memory"
     assert _label_of(text, "Boston") == "historical memory"
-    assert text.index("Denver") < text.index("Boston")  # the live state comes first
+    assert text.index("Seattle") < text.index("Boston")  # the live state comes first
 
 
 def test_return_messages_gives_one_system_message(bank):

@@ -29,7 +29,7 @@ def test_three_levels_are_subpackages(module):
 
 @pytest.mark.parametrize(
     "argv",
-    [[], ["demo"], ["ingest"], ["ask"], ["inspect"], ["verify"], ["sentry", "train"],
+    [[], ["demo"], ["ingest"], ["ask"], ["inspect"], ["verify"], ["judge", "train"],
      ["ltp", "build"], ["ltp", "validate"], ["bench", "ltp"], ["bench", "locomo"],
      ["bench", "perf"], ["bench", "seeds"], ["bench", "gate"]],
 )

@@ -57,9 +57,9 @@ def chain_bank(mem_bank):
     """A -> B -> C -> D supersession chain, plus a transition chain and partners."""
     b = mem_bank
     ids = {}
-    ids["A"] = b.add(R("I live in Austin.", slot="location")).id
+    ids["A"] = b.add(R("I live in Ashcombe.", slot="location")).id
     prev = ids["A"]
-    for key, city in (("B", "Boston"), ("C", "Chicago"), ("D", "Denver")):
+    for key, city in (("B", "Boston"), ("C", "Chicago"), ("D", "Seattle")):
         ids[key] = b.commit(R(f"I moved to {city}.", slot="location"),
                             [D("supersede", prev)]).record.id
         prev = ids[key]
@@ -73,7 +73,7 @@ def chain_bank(mem_bank):
     ids["hike"] = b.add(R("I like hiking.", slot="hobbies")).id
     ids["chess"] = b.commit(R("I also like chess.", slot="hobbies"),
                             [D("coexist", ids["hike"])]).record.id
-    ids["note"] = b.commit(R("Chess club meets on Tuesdays."),
+    ids["note"] = b.commit(R("The chess club meets on Tuesdays."),
                            [D("related", ids["chess"])]).record.id
     return b, ids
 
@@ -199,7 +199,7 @@ def test_build_pool_with_real_encoder(minilm):
     old = bank.add(R("I live in Boston near the harbor.", slot="location"))
     bank.add(R("My favourite food is ramen."))
     bank.add(R("I have a golden retriever named Max.", slot="pets"))
-    new = bank.commit(R("We relocated to Denver in the spring.", slot="location"),
+    new = bank.commit(R("We relocated to Seattle in the spring.", slot="location"),
                       [D("supersede", old.id)]).record
     prof = P("current", "Where do I live now? Which city?")
     pool = build_pool(bank, NS, prof, seed_k=2)

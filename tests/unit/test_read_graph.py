@@ -30,16 +30,16 @@ def R(content, **kw):
 @pytest.fixture(scope="module")
 def world(minilm):
     bank = StateBank.in_memory(embeddings=minilm)
-    old = bank.add(R("Caroline lives in Boston, in a flat near the harbor.", slot="location",
+    old = bank.add(R("Corisande lives in Boston, in a flat near the harbor.", slot="location",
                      time="2023-01-10"))
-    bank.add(R("Caroline works as a nurse at the children's hospital.", slot="job",
+    bank.add(R("Corisande works as a nurse at the children's hospital.", slot="job",
                time="2023-01-12"))
-    bank.add(R("Caroline adopted a grey cat called Pixel.", slot="pets", time="2023-02-01"))
-    bank.add(R("Caroline enjoys painting landscapes on weekends.", slot="hobbies",
+    bank.add(R("Corisande adopted a grey cat called Nimbus.", slot="pets", time="2023-02-01"))
+    bank.add(R("Corisande enjoys painting landscapes on weekends.", slot="hobbies",
                time="2023-02-03"))
-    bank.add(R("Caroline's sister visited for Thanksgiving.", time="2023-03-01"))
+    bank.add(R("Corisande's sister visited for Thanksgiving.", time="2023-03-01"))
     new = bank.commit(
-        R("Caroline moved to Denver and now lives there.", slot="location", time="2023-08-20"),
+        R("Corisande moved to Seattle, lives there.", slot="location", time="2023-08-20"),
         [CommitDecision(action=CommitAction.SUPERSEDE, target_id=old.id)],
     ).record
     return bank, old, new
@@ -57,18 +57,18 @@ class Recorder(BaseCallbackHandler):
 
 def test_current_question_foregrounds_new_value(world):
     bank, old, new = world
-    res = ask(bank, NS, "Where does Caroline live now?", k=3)
+    res = ask(bank, NS, "Where does Corisande live now?", k=3)
     assert res.profile.view.value == "current"
     first = res.packet.rows[0]
     assert first.id == new.id and first.label is EvidenceLabel.CURRENT
-    assert "Denver" in res.answer.answer and res.answer.status == "answered"
+    assert "Seattle" in res.answer.answer and res.answer.status == "answered"
     assert res.serialized.splitlines()[0].startswith("[1] current memory")
     assert new.id in [r.id for r in res.pool] and old.id in [r.id for r in res.pool]
 
 
 def test_historical_question_foregrounds_old_value(world):
     bank, old, new = world
-    res = ask(bank, NS, "Where did Caroline live before she moved?", k=3)
+    res = ask(bank, NS, "Where did Corisande live before she moved?", k=3)
     assert res.profile.view.value == "historical"
     first = res.packet.rows[0]
     assert first.id == old.id and first.label is EvidenceLabel.HISTORICAL
@@ -79,7 +79,7 @@ def test_historical_question_foregrounds_old_value(world):
 
 def test_trace_has_one_entry_per_node(world):
     bank, _, _ = world
-    res = ask(bank, NS, "Where does Caroline live now?")
+    res = ask(bank, NS, "Where does Corisande live now?")
     assert [e["node"] for e in res.trace] == NODES
     assert [e["level"] for e in res.trace] == LEVELS
     for e in res.trace:
@@ -94,7 +94,7 @@ def test_trace_has_one_entry_per_node(world):
 def test_runs_are_named_tagged_and_carry_the_trace(world):
     bank, _, _ = world
     rec = Recorder()
-    res = ask(bank, NS, "Where does Caroline live now?", config={"callbacks": [rec]})
+    res = ask(bank, NS, "Where does Corisande live now?", config={"callbacks": [rec]})
     by_name = {s["name"]: s for s in rec.starts}
     for level, node in zip(LEVELS, NODES, strict=True):
         s = by_name[f"atma.{level}.{node}"]
@@ -109,7 +109,7 @@ def test_runs_are_named_tagged_and_carry_the_trace(world):
 
 async def test_async_graph_matches_sync(world):
     bank, old, _ = world
-    q = "Where did Caroline live before she moved?"
+    q = "Where did Corisande live before she moved?"
     sync = ask(bank, NS, q, k=3)
     res = await aask(bank, NS, q, k=3)
     assert [r.id for r in res.packet.rows] == [r.id for r in sync.packet.rows]
@@ -120,16 +120,16 @@ async def test_async_graph_matches_sync(world):
 def test_graph_input_namespace_and_compiled_reuse(world):
     bank, _, new = world
     graph = create_read_graph(bank, k=2)
-    out = graph.invoke({"question": "Where does Caroline live now?", "namespace": NS})
+    out = graph.invoke({"question": "Where does Corisande live now?", "namespace": NS})
     assert {"profile", "pool", "packet", "serialized", "answer", "trace"} <= set(out)
     assert out["packet"].rows[0].id == new.id and len(out["packet"].rows) == 2
     with pytest.raises(NamespaceError):
-        graph.invoke({"question": "Where does Caroline live now?"})
+        graph.invoke({"question": "Where does Corisande live now?"})
 
 
 def test_modes_and_label_ablation(world):
     bank, old, new = world
-    q = "Where did Caroline live before she moved?"
+    q = "Where did Corisande live before she moved?"
     off = ask(bank, NS, q, k=3, controller_mode="off")
     assert off.packet.controller_status == "off" and off.controller is None
     shadow = ask(bank, NS, q, k=3, controller_mode="shadow")
@@ -143,7 +143,7 @@ def test_modes_and_label_ablation(world):
 
 def test_empty_namespace_answers_no_evidence(world):
     bank, _, _ = world
-    res = ask(bank, "nobody-here", "Where does Caroline live now?")
+    res = ask(bank, "nobody-here", "Where does Corisande live now?")
     assert res.packet.rows == [] and res.pool == []
     assert res.answer.status == "no_evidence"
     assert [e["node"] for e in res.trace] == NODES
@@ -167,11 +167,11 @@ def test_bad_inputs(world):
 
 def test_attribution_from_a_real_trace(world):
     bank, old, new = world
-    q = "Where does Caroline live now?"
+    q = "Where does Corisande live now?"
     good = ask(bank, NS, q, k=3)
     bad = ask(bank, NS, q, k=3, controller_mode="off", answerer=OfflineAnswerer(use_labels=False))
     for res in (good, bad):
-        correct = "Denver" in res.answer.answer
+        correct = "Seattle" in res.answer.answer
         level = attribute_failure(
             target_id=new.id, pool_ids=[r.id for r in res.pool],
             packet_ids=[r.id for r in res.packet.rows],
@@ -181,7 +181,7 @@ def test_attribution_from_a_real_trace(world):
     assert attribute_failure(target_id=new.id, pool_ids=[r.id for r in good.pool],
                              packet_ids=[r.id for r in good.packet.rows],
                              packet_labels=[r.label for r in good.packet.rows],
-                             answer_correct="Denver" in good.answer.answer) == "correct"
+                             answer_correct="Seattle" in good.answer.answer) == "correct"
 
 
 @pytest.mark.parametrize(
@@ -240,7 +240,7 @@ def test_graph_with_llm_controller_and_llm_answerer(world):
     ctl_model = ScriptedControllerModel(messages=iter([]))
     qa_model = GenericFakeChatModel(messages=iter([AIMessage("She lived in Boston.")]))
     rec = Recorder()
-    res = ask(bank, NS, "Where did Caroline live before she moved?", k=3,
+    res = ask(bank, NS, "Where did Corisande live before she moved?", k=3,
               controller=LLMController(ctl_model), answerer=LLMAnswerer(qa_model),
               config={"callbacks": [rec]})
     assert ctl_model.prompts and ctl_model.prompts[0]["task"] == "retrieve_control"

@@ -25,14 +25,14 @@ def _world():
 
     bank = StateBank.in_memory(embeddings=MiniLMEmbeddings())
     add = functools.partial(MemoryRecord, namespace=NS)
-    old = bank.add(add(content="Melanie lives in Portland with her two kids.", slot="location",
+    old = bank.add(add(content="Melisande lives in Portree with her two kids.", slot="location",
                        time="2023-01-05"))
-    bank.add(add(content="Melanie is a pottery teacher at the community center.", slot="job",
+    bank.add(add(content="Melisande is a pottery teacher at the community center.", slot="job",
                  time="2023-01-06"))
-    bank.add(add(content="Melanie's dog Luna loves the beach.", slot="pets", time="2023-01-07"))
-    bank.add(add(content="Melanie ran her first marathon in May.", time="2023-05-20"))
+    bank.add(add(content="Melisande's dog Luna loves the beach.", slot="pets", time="2023-01-07"))
+    bank.add(add(content="Melisande ran her first marathon in May.", time="2023-05-20"))
     new = bank.commit(
-        add(content="Melanie moved to Seattle for a new studio.", slot="location",
+        add(content="Melisande moved to Seattle for a new studio.", slot="location",
             time="2023-09-01"),
         [CommitDecision(action=CommitAction.SUPERSEDE, target_id=old.id)],
     ).record
@@ -51,7 +51,7 @@ class TestAtmaRetrieverStandard(RetrieversIntegrationTests):
 
     @property
     def retriever_query_example(self) -> str:
-        return "Where does Melanie live now?"
+        return "Where does Melisande live now?"
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +61,7 @@ def world():
 
 def test_documents_carry_the_trace(world):
     bank, old, new = world
-    docs = AtmaRetriever(bank=bank, namespace=NS, k=3).invoke("Where does Melanie live now?")
+    docs = AtmaRetriever(bank=bank, namespace=NS, k=3).invoke("Where does Melisande live now?")
     assert all(isinstance(d, Document) for d in docs) and len(docs) == 3
     assert docs[0].id == new.id and docs[0].page_content == new.content
     md = docs[0].metadata
@@ -74,7 +74,7 @@ def test_documents_carry_the_trace(world):
 def test_historical_question_and_packet(world):
     bank, old, _ = world
     ret = AtmaRetriever(bank=bank, namespace=NS, k=2)
-    packet = ret.retrieve_packet("Where did Melanie live before she moved?")
+    packet = ret.retrieve_packet("Where did Melisande live before she moved?")
     assert packet.rows[0].id == old.id and packet.rows[0].label.value == "historical memory"
     assert packet.controller_status == "applied" and packet.pool_size >= 2
     assert packet.rows[0].selected_by_controller and packet.rows[0].controller_rank == 1
@@ -118,11 +118,11 @@ async def test_async_and_llm_controller_fallback(world):
     bank, old, new = world
     broken = LLMController(GenericFakeChatModel(messages=iter(["not json"])))
     ret = AtmaRetriever(bank=bank, namespace=NS, k=2, controller=broken)
-    res = await ret.aretrieve("Where does Melanie live now?")
+    res = await ret.aretrieve("Where does Melisande live now?")
     assert res.packet.controller_status == "fallback:parse_error"
     assert len(res.packet.rows) == 2  # the stable pre-rank still answers
     docs = await AtmaRetriever(bank=bank, namespace=NS, k=2).ainvoke(
-        "Where did Melanie live before she moved?")
+        "Where did Melisande live before she moved?")
     assert docs[0].id == old.id
 
 

@@ -107,9 +107,9 @@ def test_put_get_and_timestamps(store):
     assert item.key == "home" and item.namespace == NS
     assert item.created_at == item.updated_at
     time.sleep(0.002)
-    store.put(NS, "home", {"city": "Denver", "since": 2023})
+    store.put(NS, "home", {"city": "Seattle", "since": 2023})
     new = store.get(NS, "home")
-    assert new.value["city"] == "Denver"
+    assert new.value["city"] == "Seattle"
     assert new.created_at == item.created_at  # first version of the lineage
     assert new.updated_at > item.updated_at
 
@@ -125,7 +125,7 @@ def test_identical_put_is_a_noop(store, bank):
 
 def test_supersession_keeps_history_with_links(store, bank):
     store.put(NS, "home", {"city": "Boston"})
-    store.put(NS, "home", {"city": "Denver"})
+    store.put(NS, "home", {"city": "Seattle"})
     store.put(NS, "home", {"city": "Chicago"})
     recs = bank.records(store.bank_namespace(NS))
     assert [r.status for r in recs] == [RecordStatus.SUPERSEDED, RecordStatus.SUPERSEDED,
@@ -136,7 +136,7 @@ def test_supersession_keeps_history_with_links(store, bank):
     assert "city: Chicago" == recs[2].content
     assert bank.verify(store.bank_namespace(NS)) == []
     hist = store.history(NS, "home")
-    assert [h.value["city"] for h in hist] == ["Boston", "Denver", "Chicago"]
+    assert [h.value["city"] for h in hist] == ["Boston", "Seattle", "Chicago"]
     assert [h.status for h in hist] == ["superseded", "superseded", "active"]
     assert hist[0].superseded_at == hist[1].updated_at
     assert hist[2].superseded_at is None
@@ -232,13 +232,13 @@ def test_search_filters_like_inmemorystore(filled):
 
 def test_search_defaults_to_live_values_and_can_include_history(store):
     store.put(NS, "home", {"city": "Boston"})
-    store.put(NS, "home", {"city": "Denver"})
+    store.put(NS, "home", {"city": "Seattle"})
     live = store.search(NS, query="which city")
-    assert [h.value["city"] for h in live] == ["Denver"]
+    assert [h.value["city"] for h in live] == ["Seattle"]
     hist = store.search(NS, query="which city", filter={HISTORY_FILTER_KEY: True})
-    assert sorted(h.value["city"] for h in hist) == ["Boston", "Denver"]
+    assert sorted(h.value["city"] for h in hist) == ["Boston", "Seattle"]
     assert {h.value["city"]: h.status for h in hist} == {"Boston": "superseded",
-                                                         "Denver": "active"}
+                                                         "Seattle": "active"}
     filtered = store.search(NS, filter={HISTORY_FILTER_KEY: True, "city": "Boston"})
     assert [h.status for h in filtered] == ["superseded"]
 
@@ -378,9 +378,9 @@ def test_graph_node_reads_and_writes_through_the_store(store):
     g.add_edge("check", END)
     graph = g.compile(store=store)
     first = graph.invoke({"user": "ann", "city": "Boston"})
-    second = graph.invoke({"user": "ann", "city": "Denver"})
+    second = graph.invoke({"user": "ann", "city": "Seattle"})
     assert first["previous"] is None
     assert second["previous"] == "Boston"
     assert [h.value["city"] for h in store.history(("profiles", "ann"), "home")] == [
-        "Boston", "Denver"]
+        "Boston", "Seattle"]
     assert store.list_namespaces(prefix=("profiles",)) == [("profiles", "ann")]

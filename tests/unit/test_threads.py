@@ -108,7 +108,7 @@ def test_eight_threads_share_one_bank(bank):
 
 
 class _StallingEmbeddings(Embeddings):
-    """Stalls the commit of the text "stalled: Denver" after it is planned (the
+    """Stalls the commit of the text "stalled: Seattle" after it is planned (the
     embedding is computed right before the write) until the other commit is done,
     or 1 s passes."""
 
@@ -118,7 +118,7 @@ class _StallingEmbeddings(Embeddings):
         self.waited_out: list[bool] = []
 
     def embed_documents(self, texts):
-        if texts == ["stalled: Denver"]:
+        if texts == ["stalled: Seattle"]:
             self.planned.set()
             self.waited_out.append(not self.other_done.wait(1.0))
         return self.inner.embed_documents(texts)
@@ -138,14 +138,14 @@ def test_forced_interleaving(tmp_path, locked):
 
     def stalled():
         try:
-            supersede_live(bank, "location", "stalled: Denver")
+            supersede_live(bank, "location", "stalled: Seattle")
         except BaseException as exc:  # noqa: BLE001
             errors.append(exc)
 
     th = threading.Thread(target=stalled)
     th.start()
     assert emb.planned.wait(10)
-    supersede_live(bank, "location", "quick: Austin")  # blocks while the lock is held
+    supersede_live(bank, "location", "quick: Ashcombe")  # blocks while the lock is held
     emb.other_done.set()
     th.join(10)
     assert errors == []

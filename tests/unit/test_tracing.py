@@ -12,6 +12,7 @@ from langchain_atma.errors import ConfigError
 from langchain_atma.records import MemoryRecord, RecordStatus
 from langchain_atma.retrieval.read_graph import create_read_graph
 from langchain_atma.tracing import TraceCollector, export_jsonl, run_to_dict
+from tests.unit.scripted_judge import ScriptedJudge
 
 NAME = re.compile(r"^atma\.(bank|retrieval|qa)\.[a-z_]+$")
 
@@ -20,12 +21,13 @@ NAME = re.compile(r"^atma\.(bank|retrieval|qa)\.[a-z_]+$")
 def traced(minilm):
     """One write (through the write graph) and one read, both traced offline."""
     bank = StateBank.in_memory(embeddings=minilm)
-    write = create_write_graph(bank, use_sentry=False)  # judge every live candidate
+    judge = ScriptedJudge({"I moved to Seattle last month.": "supersede"})
+    write = create_write_graph(bank, use_gate=False, judge=judge)  # every live candidate
     write_runs = TraceCollector(capture_io=True)
     write.invoke({"record": MemoryRecord(namespace="tr", content="I live in Boston.",
                                          time="2023-01-01")})
     out = write.invoke(
-        {"record": MemoryRecord(namespace="tr", content="I moved to Denver last month.",
+        {"record": MemoryRecord(namespace="tr", content="I moved to Seattle last month.",
                                 time="2023-06-01")},
         {"callbacks": [write_runs]},
     )
@@ -99,7 +101,7 @@ def test_read_runs_are_retrieval_then_qa(traced):
     assert "atma.qa.answer" in _ancestors(col, summary[0])
     answer = traced["read_out"]["answer"].answer
     assert summary[0]["metadata"]["atma.trace"]["answer"] == answer
-    assert "Denver" in answer
+    assert "Seattle" in answer
     assert [r["name"] for r in col.roots()] == ["atma.read"]
     with pytest.raises(ConfigError):
         col.atma_runs("storage")

@@ -6,7 +6,6 @@ import asyncio
 import itertools
 from typing import Any
 
-import numpy as np
 import pytest
 from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.graph import END, START, StateGraph
@@ -17,15 +16,12 @@ from langchain_atma.bank.gate import GateConfig, ProposalGate
 from langchain_atma.bank.judge import (
     BaseJudge,
     JudgeInput,
-    OfflineJudge,
     SuggestedLink,
     Verdict,
     keep_both_verdict,
 )
-from langchain_atma.bank.sentry import Sentry
 from langchain_atma.bank.write_graph import (
     DEFAULT_CANDIDATE_K,
-    CosineGate,
     IngestReport,
     MemoryEvent,
     WriteAudit,
@@ -38,20 +34,32 @@ from langchain_atma.bank.write_graph import (
 )
 from langchain_atma.errors import InvalidRecordError, NamespaceError
 from langchain_atma.records import LinkType, MemoryRecord, Provenance, RecordStatus
+from tests.unit.scripted_judge import ScriptedJudge
 
 CONVERSATION = [
     ("Ann", "I live in Boston."),
     ("Bob", "Nice! How long have you been there?"),
     ("Ann", "I work as a nurse at the county hospital."),
-    ("Ann", "I have a beagle named Biscuit."),
+    ("Ann", "I have a beagle named Pumble."),
     ("Ann", "I love hiking."),
-    ("Bob", "I moved to Denver last year, you should visit."),
-    ("Ann", "I moved to Denver last month."),
+    ("Bob", "I moved to Seattle last year, you should visit."),
+    ("Ann", "I moved to Seattle last month."),
     ("Ann", "I switched careers and I'm a software developer now."),
-    ("Ann", "I had to give Biscuit away, my new landlord doesn't allow dogs."),
+    ("Ann", "I had to give Pumble away, my new landlord doesn't allow dogs."),
     ("Ann", "I only go hiking on weekends now."),
     ("Ann", "How was your trip, Bob?"),
 ]
+T = [text for _who, text in CONVERSATION]
+SCRIPT: dict[object, object] = {
+    (T[0], T[6]): ("supersede", 0.9, "location"),
+    (T[2], T[7]): ("supersede", 0.9, "job"),
+    (T[3], T[8]): ("supersede", 0.9, "pets"),
+    (T[4], T[9]): ("scoped_exception", 0.8, "hobbies"),
+}
+
+
+def _judge() -> ScriptedJudge:
+    return ScriptedJudge(SCRIPT)
 
 
 def _events(prefix: str = "e") -> list[dict[str, Any]]:
@@ -78,9 +86,9 @@ def _linked(a: MemoryRecord, b: MemoryRecord, *types: LinkType) -> bool:
 
 def _check_conversation(bank: StateBank, ns: str) -> None:
     recs = _by_event(bank, ns)
-    boston, nurse, beagle, hiking = recs["e0"], recs["e2"], recs["e3"], recs["e4"]
-    denver, dev, gave, weekends = recs["e6"], recs["e7"], recs["e8"], recs["e9"]
-    for old, new in ((boston, denver), (nurse, dev), (beagle, gave)):
+    home, nurse, beagle, hiking = recs["e0"], recs["e2"], recs["e3"], recs["e4"]
+    moved, dev, gave, weekends = recs["e6"], recs["e7"], recs["e8"], recs["e9"]
+    for old, new in ((home, moved), (nurse, dev), (beagle, gave)):
         assert old.status is RecordStatus.SUPERSEDED, old.content
         assert new.status is RecordStatus.ACTIVE, new.content
         assert _linked(new, old, LinkType.SUPERSEDES)
@@ -89,19 +97,25 @@ def _check_conversation(bank: StateBank, ns: str) -> None:
     assert _linked(weekends, hiking, LinkType.SCOPED_EXCEPTION, LinkType.COEXISTS)
     for ev in ("e1", "e5", "e10"):  # Bob's turns and the question stay untouched
         assert recs[ev].status is RecordStatus.ACTIVE and recs[ev].links == []
-    assert denver.slot == "location:ann" and dev.slot == "job:ann"
+    assert moved.slot == "location:ann" and dev.slot == "job:ann"
     # the slot is set after the "states a fact" flag: setting it must keep the flag
-    assert denver.states_fact is True and dev.states_fact is True
+    assert moved.states_fact is True and dev.states_fact is True
+    assert recs["e10"].states_fact is False  # a question states nothing
     assert bank.verify(ns) == []
 
 
 def test_conversation_final_statuses_links_and_trace(bank: StateBank) -> None:
     trace: list[dict[str, Any]] = []
-    rep = ingest_events(bank, _events(), namespace="conv", use_sentry=False, trace=trace)
+    judge = _judge()
+    rep = ingest_events(bank, _events(), namespace="conv", use_gate=False, trace=trace,
+                        judge=judge)
     assert isinstance(rep, IngestReport)
     assert rep.events == rep.writes == len(CONVERSATION)
     assert rep.supersessions == 3 and rep.coexistences >= 1 and rep.duplicates == 0
-    assert rep.judge_calls == rep.flagged_pairs > 0
+    assert rep.judge_calls == rep.flagged_pairs == len(judge.seen) > 0
+    # one person's words are never judged against another's state
+    speaker = {text: who for who, text in CONVERSATION}
+    assert all(speaker[o] == speaker[n] for o, n in judge.seen)
     assert rep.judge_calls_per_write == pytest.approx(rep.judge_calls / rep.writes, abs=1e-3)
     assert set(rep.seconds) >= {"encode", "propose", "judge", "commit", "total"}
     assert len(rep.record_ids) == len(CONVERSATION) and all(rep.record_ids)
@@ -116,65 +130,48 @@ def test_conversation_final_statuses_links_and_trace(bank: StateBank) -> None:
 
 
 def test_reingest_is_idempotent(bank: StateBank) -> None:
-    ingest_events(bank, _events(), namespace="idem", use_sentry=False)
+    ingest_events(bank, _events(), namespace="idem", use_gate=False, judge=_judge())
     before = {r.id: (r.status, r.links) for r in bank.records("idem")}
-    rep = ingest_events(bank, _events(), namespace="idem", use_sentry=False)
+    rep = ingest_events(bank, _events(), namespace="idem", use_gate=False, judge=_judge())
     assert rep.idempotent == len(CONVERSATION) and rep.writes == 0 and rep.judge_calls == 0
     assert {r.id: (r.status, r.links) for r in bank.records("idem")} == before
 
 
 def test_async_ingest_matches_sync(bank: StateBank) -> None:
     rep = asyncio.run(aingest_events(bank, [MemoryEvent(**e) for e in _events()],
-                                     namespace="async", use_sentry=False))
+                                     namespace="async", use_gate=False, judge=_judge()))
     assert rep.supersessions == 3
     _check_conversation(bank, "async")
 
 
-class CountingJudge(BaseJudge):
-    """Offline judge that counts its calls."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-        self.inner = OfflineJudge()
-
-    def judge(self, inp: JudgeInput) -> Verdict:  # noqa: D102
-        self.calls += 1
-        return self.inner.judge(inp)
-
-
 def test_judge_is_skipped_when_nothing_is_flagged(bank: StateBank) -> None:
-    judge = CountingJudge()
+    judge = _judge()
     trace: list[dict[str, Any]] = []
-    rep = ingest_events(bank, _events(), namespace="nogate", sentry=CosineGate(threshold=2.0),
-                        judge=judge, trace=trace)
-    assert judge.calls == 0 and rep.judge_calls == 0 and rep.flagged_pairs == 0
+    nothing = ProposalGate(GateConfig(min_score=2.0))
+    rep = ingest_events(bank, _events(), namespace="nogate", gate=nothing, judge=judge,
+                        trace=trace)
+    assert judge.seen == [] and rep.judge_calls == 0 and rep.flagged_pairs == 0
     assert rep.candidate_pairs > 0
     assert "judge" not in {t["node"] for t in trace}
     assert all(not r.links for r in bank.records("nogate"))
 
 
 def test_gate_routes_only_flagged_pairs(bank: StateBank) -> None:
-    judge = CountingJudge()
-    rep = ingest_events(bank, _events(), namespace="gate", sentry=CosineGate(threshold=0.5),
-                        judge=judge)
+    judge = _judge()
+    trace: list[dict[str, Any]] = []
+    rep = ingest_events(bank, _events(), namespace="gate", judge=judge, trace=trace,
+                        gate=ProposalGate(GateConfig(max_judged=1)))
     assert 0 < rep.flagged_pairs < rep.candidate_pairs
-    assert judge.calls == rep.judge_calls == rep.flagged_pairs
-
-
-def test_also_flag_similarity_widens_the_gate(bank: StateBank) -> None:
-    base = ingest_events(bank, _events(), namespace="wide0", sentry=CosineGate(threshold=2.0))
-    wide = ingest_events(bank, _events(), namespace="wide1", sentry=CosineGate(threshold=2.0),
-                         also_flag_similarity=0.0)
-    assert base.flagged_pairs == 0 and wide.flagged_pairs == wide.candidate_pairs > 0
-    assert wide.supersessions == 3
+    assert len(judge.seen) == rep.judge_calls == rep.flagged_pairs
+    assert max(len(t["decided"]["flagged"]) for t in trace if t["node"] == "propose") == 1
 
 
 def test_ablations(bank: StateBank) -> None:
-    rep = ingest_events(bank, _events(), namespace="nojudge", use_sentry=False, use_judge=False)
+    rep = ingest_events(bank, _events(), namespace="nojudge", use_gate=False, use_judge=False)
     assert rep.judge_calls == 0 and rep.flagged_pairs > 0 and rep.supersessions == 0
     assert all(not r.links and r.status is RecordStatus.ACTIVE
                for r in bank.records("nojudge"))
-    rep2 = ingest_events(bank, _events(), namespace="allpairs", use_sentry=False)
+    rep2 = ingest_events(bank, _events(), namespace="allpairs", use_gate=False, judge=_judge())
     assert rep2.flagged_pairs == rep2.candidate_pairs == rep2.judge_calls
 
 
@@ -190,7 +187,9 @@ class RunNames(BaseCallbackHandler):
 
 
 def test_graph_invoke_run_names_and_subgraph(bank: StateBank) -> None:
-    graph = create_write_graph(bank, use_sentry=False)
+    judge = ScriptedJudge({"I moved to Seattle last month.": "supersede",
+                           "Tom passed away last week.": "supersede"})
+    graph = create_write_graph(bank, use_gate=False, judge=judge)
     ns = "graph"
     first = MemoryRecord(namespace=ns, content="I live in Boston.", time="2023-01-01",
                          provenance=Provenance(speaker="Ann", source_event_id="g1"))
@@ -198,7 +197,7 @@ def test_graph_invoke_run_names_and_subgraph(bank: StateBank) -> None:
     assert out["result"].record.id == first.id and "judge" not in {
         t["node"] for t in out["trace"]}
     handler = RunNames()
-    second = MemoryRecord(namespace=ns, content="I moved to Denver last month.",
+    second = MemoryRecord(namespace=ns, content="I moved to Seattle last month.",
                           time="2023-06-01",
                           provenance=Provenance(speaker="Ann", source_event_id="g2"))
     out = graph.invoke({"record": second}, config={"callbacks": [handler]})
@@ -259,9 +258,9 @@ def test_disappeared_candidate_falls_back_without_half_write(bank: StateBank) ->
         return _sup(inp)
 
     trace: list[dict[str, Any]] = []
-    rep = ingest_events(bank, [{"text": "I moved to Denver.", "speaker": "Ann",
+    rep = ingest_events(bank, [{"text": "I moved to Seattle.", "speaker": "Ann",
                                 "timestamp": "2023-05-01"}], namespace=ns,
-                        use_sentry=False, judge=StubJudge(vanish), trace=trace)
+                        use_gate=False, judge=StubJudge(vanish), trace=trace)
     assert rep.writes == 1 and rep.supersessions == 0 and rep.fallbacks >= 1
     commit = [t for t in trace if t["node"] == "commit"][0]
     assert any("missing target" in f for f in commit["decided"]["fallbacks"])
@@ -272,8 +271,8 @@ def test_disappeared_candidate_falls_back_without_half_write(bank: StateBank) ->
 def test_verdict_naming_unknown_id_is_dropped(bank: StateBank) -> None:
     ns = "unknown"
     _add(bank, ns, "I live in Boston.", "2023-01-01")
-    rep = ingest_events(bank, [{"text": "I moved to Denver.", "speaker": "Ann",
-                                "timestamp": "2023-05-01"}], namespace=ns, use_sentry=False,
+    rep = ingest_events(bank, [{"text": "I moved to Seattle.", "speaker": "Ann",
+                                "timestamp": "2023-05-01"}], namespace=ns, use_gate=False,
                         judge=StubJudge(lambda inp: _sup(inp, target="ghost")))
     assert rep.writes == 1 and rep.supersessions == 0
     assert all(not r.links and r.status is RecordStatus.ACTIVE for r in bank.records(ns))
@@ -284,8 +283,8 @@ def test_only_best_supported_supersede_per_slot(bank: StateBank) -> None:
     a = _add(bank, ns, "I live in Boston.", "2023-01-01")
     b = _add(bank, ns, "I live near the harbour.", "2023-02-01")
     conf = {a.id: 0.9, b.id: 0.5}
-    rep = ingest_events(bank, [{"text": "I moved to Denver.", "speaker": "Ann",
-                                "timestamp": "2023-05-01"}], namespace=ns, use_sentry=False,
+    rep = ingest_events(bank, [{"text": "I moved to Seattle.", "speaker": "Ann",
+                                "timestamp": "2023-05-01"}], namespace=ns, use_gate=False,
                         judge=StubJudge(lambda inp: _sup(inp, conf[inp.old.id])))
     assert rep.supersessions == 1
     assert bank.get(ns, a.id).status is RecordStatus.SUPERSEDED
@@ -295,8 +294,8 @@ def test_only_best_supported_supersede_per_slot(bank: StateBank) -> None:
     a2 = _add(bank, ns2, "I live in Boston.", "2023-01-01")
     b2 = _add(bank, ns2, "Boston winters are long.", "2023-02-01")
     conf2 = {a2.id: 0.9, b2.id: 0.5}
-    ingest_events(bank, [{"text": "I left Boston for Denver.", "speaker": "Ann",
-                          "timestamp": "2023-05-01"}], namespace=ns2, use_sentry=False,
+    ingest_events(bank, [{"text": "I left Boston for Seattle.", "speaker": "Ann",
+                          "timestamp": "2023-05-01"}], namespace=ns2, use_gate=False,
                   judge=StubJudge(lambda inp: _sup(inp, conf2[inp.old.id],
                                                    entities=["boston"])))
     assert {bank.get(ns2, x.id).status for x in (a2, b2)} == {RecordStatus.SUPERSEDED}
@@ -312,11 +311,11 @@ def test_slot_clash_falls_back_to_no_slot(bank: StateBank) -> None:
         return _sup(inp) if inp.old.id == target.id else keep_both_verdict("no")
 
     trace: list[dict[str, Any]] = []
-    ingest_events(bank, [{"text": "I moved to Denver.", "speaker": "Ann",
-                          "timestamp": "2023-05-01"}], namespace=ns, use_sentry=False,
+    ingest_events(bank, [{"text": "I moved to Seattle.", "speaker": "Ann",
+                          "timestamp": "2023-05-01"}], namespace=ns, use_gate=False,
                   judge=StubJudge(only_target), trace=trace)
     recs = _by_event(bank, ns)
-    new = [r for r in recs.values() if r.content == "I moved to Denver."][0]
+    new = [r for r in recs.values() if r.content == "I moved to Seattle."][0]
     assert new.slot is None and bank.get(ns, target.id).status is RecordStatus.SUPERSEDED
     assert bank.get(ns, held.id).status is RecordStatus.ACTIVE
     fb = [t for t in trace if t["node"] == "commit"][0]["decided"]["fallbacks"]
@@ -329,10 +328,10 @@ def test_slot_clash_supersedes_when_the_judge_said_so(bank: StateBank) -> None:
     held = _add(bank, ns, "My flat is in Leeds.", "2023-01-01", slot="location:ann")
     target = _add(bank, ns, "I live in Boston.", "2023-02-01")
     conf = {held.id: 0.4, target.id: 0.9}
-    ingest_events(bank, [{"text": "I moved to Denver.", "speaker": "Ann",
-                          "timestamp": "2023-05-01"}], namespace=ns, use_sentry=False,
+    ingest_events(bank, [{"text": "I moved to Seattle.", "speaker": "Ann",
+                          "timestamp": "2023-05-01"}], namespace=ns, use_gate=False,
                   judge=StubJudge(lambda inp: _sup(inp, conf[inp.old.id])))
-    new = [r for r in bank.records(ns) if r.content == "I moved to Denver."][0]
+    new = [r for r in bank.records(ns) if r.content == "I moved to Seattle."][0]
     assert new.slot == "location:ann"
     assert {bank.get(ns, x.id).status for x in (held, target)} == {RecordStatus.SUPERSEDED}
     assert bank.verify(ns) == []
@@ -340,10 +339,11 @@ def test_slot_clash_supersedes_when_the_judge_said_so(bank: StateBank) -> None:
 
 def test_history_supersede_kept_when_no_live_record_is_replaced(bank: StateBank) -> None:
     ns = "hist"
-    old = _add(bank, ns, "Keto has been working for me.", "2023-01-01")
-    first = _add(bank, ns, "Groceries were $420 last month.", "2023-02-01")
+    old = _add(bank, ns, "The allotment keeps me sane.", "2023-01-01")
+    first = _add(bank, ns, "The water bill came to $85 last quarter.", "2023-02-01")
     # an earlier write superseded the old record (wrongly, say) ...
-    bank.commit(MemoryRecord(namespace=ns, content="Meal prep is a cult and I joined.",
+    handed_in = "Handed the allotment keys in, no more digging for me."
+    bank.commit(MemoryRecord(namespace=ns, content=handed_in,
                              time="2023-03-01", provenance=Provenance(speaker="Ann")),
                 [CommitDecision(action=CommitAction.SUPERSEDE, target_id=old.id)])
     assert bank.get(ns, old.id).status is RecordStatus.SUPERSEDED
@@ -351,10 +351,10 @@ def test_history_supersede_kept_when_no_live_record_is_replaced(bank: StateBank)
     def only_old(inp: JudgeInput) -> Verdict:  # the live candidates are kept apart
         return _sup(inp, slot=None) if inp.old.id == old.id else keep_both_verdict("no")
 
-    ingest_events(bank, [{"text": "Gave up the low carb thing, I'm vegetarian now.",
+    ingest_events(bank, [{"text": "Dropped the carb counting, meat is off my plate now.",
                           "speaker": "Ann", "timestamp": "2023-05-01"}], namespace=ns,
-                  use_sentry=False, judge=StubJudge(only_old))
-    new = [r for r in bank.records(ns) if r.content.startswith("Gave up")][0]
+                  use_gate=False, judge=StubJudge(only_old))
+    new = [r for r in bank.records(ns) if r.content.startswith("Dropped the carb")][0]
     # ... the later record that replaces it is still linked to it (history kept)
     assert new.has_link(LinkType.SUPERSEDES, old.id) and new.status is RecordStatus.ACTIVE
     assert new.slot is None and bank.get(ns, old.id).status is RecordStatus.SUPERSEDED
@@ -365,7 +365,8 @@ def test_duplicate_wins_alone(bank: StateBank) -> None:
     ns = "dups"
     _add(bank, ns, "I adopted a cat named Tom.", "2023-01-01")
     rep = ingest_events(bank, [{"text": "I adopted a cat named Tom!", "speaker": "Ann",
-                                "timestamp": "2023-05-01"}], namespace=ns, use_sentry=False)
+                                "timestamp": "2023-05-01"}], namespace=ns, use_gate=False,
+                        judge=ScriptedJudge({"I adopted a cat named Tom!": "noop"}))
     assert rep.duplicates == 1 and rep.writes == 0 and rep.record_ids == [None]
     assert bank.count(ns) == 1
 
@@ -374,12 +375,16 @@ def test_transition_then_outcome_links_old_and_new(bank: StateBank) -> None:
     ns = "trans"
     events = [
         {"text": "I live in Boston.", "speaker": "Ann", "timestamp": "2023-01-01"},
-        {"text": "I'm in the middle of moving from Boston to Denver.", "speaker": "Ann",
+        {"text": "I'm in the middle of moving from Boston to Seattle.", "speaker": "Ann",
          "timestamp": "2023-03-01"},
-        {"text": "Denver is home now, the boxes are finally unpacked.", "speaker": "Ann",
+        {"text": "Seattle is home now, the boxes are finally unpacked.", "speaker": "Ann",
          "timestamp": "2023-05-01"},
     ]
-    rep = ingest_events(bank, events, namespace=ns, use_sentry=False)
+    judge = ScriptedJudge({
+        (events[0]["text"], events[1]["text"]): "transition",
+        (events[1]["text"], events[2]["text"]): "supersede",
+    })
+    rep = ingest_events(bank, events, namespace=ns, use_gate=False, judge=judge)
     old, trans, new = bank.records(ns)
     assert rep.transitions == 1
     assert trans.status is RecordStatus.TRANSITION and old.status is RecordStatus.SUPERSEDED
@@ -398,7 +403,7 @@ def test_events_and_errors(bank: StateBank) -> None:
         ingest_events(bank, "not events", namespace="ev")  # type: ignore[arg-type]
     with pytest.raises(NamespaceError):
         ingest_events(bank, [], namespace="bad namespace!")
-    nodes = WriteNodes(bank, use_sentry=False)
+    nodes = WriteNodes(bank, use_gate=False, judge=ScriptedJudge())
     with pytest.raises(NamespaceError):
         nodes.propose({"namespace": "other", "record": MemoryRecord(namespace="ev",
                                                                       content="x")})
@@ -412,12 +417,13 @@ def test_candidates_are_live_neighbours_plus_one_hop(bank: StateBank) -> None:
     ns = "hop"
     ingest_events(bank, [
         {"text": "I live in Boston.", "speaker": "Ann", "timestamp": "2023-01-01"},
-        {"text": "I moved to Denver last month.", "speaker": "Ann", "timestamp": "2023-05-01"},
-    ], namespace=ns, use_sentry=False)
+        {"text": "I moved to Seattle last month.", "speaker": "Ann", "timestamp": "2023-05-01"},
+    ], namespace=ns, use_gate=False,
+        judge=ScriptedJudge({"I moved to Seattle last month.": "supersede"}))
     boston, denver = bank.records(ns)
     assert boston.status is RecordStatus.SUPERSEDED
-    nodes = WriteNodes(bank, use_sentry=False, candidate_k=1)
-    rec = MemoryRecord(namespace=ns, content="Denver has great coffee.", time="2023-06-01")
+    nodes = WriteNodes(bank, use_gate=False, candidate_k=1, judge=ScriptedJudge())
+    rec = MemoryRecord(namespace=ns, content="Seattle has great coffee.", time="2023-06-01")
     out = nodes.propose({"record": rec})
     ids = [c.id for c in out["candidates"]]
     assert ids[0] == denver.id and boston.id in ids  # live hit, then its linked history
@@ -427,7 +433,7 @@ def test_candidates_are_live_neighbours_plus_one_hop(bank: StateBank) -> None:
 def test_throughput_is_reported(bank: StateBank) -> None:
     events = [{"text": f"Small talk number {i} about the weather.", "speaker": "Ann",
                "timestamp": 1_700_000_000 + i} for i in range(20)]
-    rep = ingest_events(bank, events, namespace="speed")
+    rep = ingest_events(bank, events, namespace="speed", judge=ScriptedJudge())
     assert rep.events == 20 and rep.events_per_s > 0
     assert sum(itertools.chain(rep.seconds.values())) > 0
 
@@ -435,42 +441,37 @@ def test_throughput_is_reported(bank: StateBank) -> None:
 # ------------------------------------------------------------- the default gate
 
 
-def test_default_gate_is_the_hub_gate_and_caps_flags_per_write(bank: StateBank) -> None:
-    nodes = WriteNodes(bank)
-    assert isinstance(nodes.sentry, ProposalGate) and nodes.sentry.config.mode == "hub"
+def test_default_gate_ranks_centred_and_caps_judged_pairs_per_write(bank: StateBank) -> None:
+    nodes = WriteNodes(bank, judge=ScriptedJudge())
+    assert isinstance(nodes.gate, ProposalGate) and nodes.gate.config == GateConfig()
     assert nodes.candidate_k == DEFAULT_CANDIDATE_K
     trace: list[dict[str, Any]] = []
-    rep = ingest_events(bank, _events(), namespace="hubgate", trace=trace)
+    events = _events() + [{"text": f"Small talk number {i}, lovely weather.", "speaker": "Ann",
+                           "timestamp": f"2024-01-{1 + i:02d}"} for i in range(20)]
+    rep = ingest_events(bank, events, namespace="gate-default", trace=trace, judge=_judge())
     proposes = [t for t in trace if t["node"] == "propose"]
-    assert max(len(t["decided"]["flagged"]) for t in proposes) <= nodes.sentry.config.max_flags
+    assert max(len(t["decided"]["flagged"]) for t in proposes) == GateConfig().max_judged
     assert rep.flagged_pairs < rep.candidate_pairs
-    _check_conversation(bank, "hubgate")  # the three updates and the scope still land
-
-
-def test_paper_mode_matches_the_bare_sentry(bank: StateBank) -> None:
-    bare = ingest_events(bank, _events(), namespace="paper0", sentry=Sentry.default())
-    paper = ingest_events(bank, _events(), namespace="paper1",
-                          sentry=ProposalGate(Sentry.default(), GateConfig(mode="paper")))
-    assert (bare.candidate_pairs, bare.flagged_pairs) == (paper.candidate_pairs,
-                                                          paper.flagged_pairs)
+    _check_conversation(bank, "gate-default")  # the scripted updates still land
 
 
 def test_pool_is_the_speakers_neighbourhood(bank: StateBank) -> None:
     ns = "pool"
-    bob = [{"text": f"I moved to Denver last month, day {i} of unpacking.", "speaker": "Bob",
+    bob = [{"text": f"I moved to Seattle last month, day {i} of unpacking.", "speaker": "Bob",
             "timestamp": f"2023-02-{1 + i:02d}", "event_id": f"b{i}"} for i in range(6)]
     ingest_events(bank, [{"text": "I live in Boston.", "speaker": "Ann",
                           "timestamp": "2023-01-01", "event_id": "a0"}, *bob],
                   namespace=ns, use_judge=False)
-    nodes = WriteNodes(bank, candidate_k=3, use_judge=False)
-    rec = MemoryRecord(namespace=ns, content="I moved to Denver last month.", time="2023-06-01",
+    nodes = WriteNodes(bank, candidate_k=3, use_judge=False, judge=ScriptedJudge())
+    rec = MemoryRecord(namespace=ns, content="I moved to Seattle last month.",
+                       time="2023-06-01",
                        provenance=Provenance(speaker="Ann", source_event_id="a1"))
     out = nodes.propose({"record": rec})
-    # Bob's six Denver records are closer, but they are not Ann's state: the
+    # Bob's six Seattle records are closer, but they are not Ann's state: the
     # speaker-filtered query still brings Ann's Boston record into the pool
     assert [c.content for c in out["candidates"]] == ["I live in Boston."]
     assert out["flagged"] == [out["candidates"][0].id]
-    assert "gate" in out["scores"][0]
+    assert {"similarity", "score", "live", "flagged"} <= set(out["scores"][0])
 
 
 def test_judge_sees_the_gate_scores_of_each_pair(bank: StateBank) -> None:
@@ -480,13 +481,12 @@ def test_judge_sees_the_gate_scores_of_each_pair(bank: StateBank) -> None:
         seen.append(inp)
         return keep_both_verdict("recorded")
 
-    ingest_events(bank, _events(), namespace="gatescores", use_sentry=False,
+    ingest_events(bank, _events(), namespace="gatescores", use_gate=False,
                   judge=StubJudge(record))
     assert seen
-    for inp in seen:  # the hub score t (what judge rule 16 reads) and the raw cosine
+    for inp in seen:  # the gate's centred score and the raw cosine
         assert inp.gate_score is not None and inp.similarity is not None
-        assert inp.old_vector is not None and inp.new_vector is not None
-    # the hub score is the gate's own number, not a copy of the cosine
+    # the centred score is the gate's own number, not a copy of the cosine
     assert any(abs(inp.gate_score - inp.similarity) > 1e-3 for inp in seen
                if inp.gate_score is not None and inp.similarity is not None)
 
@@ -533,7 +533,7 @@ def test_bridge_closure_links_the_states_a_change_record_names(
 
     trace: list[dict[str, Any]] = []
     rep = ingest_events(bank, _bridge_events(old, bridge, new), namespace=ns,
-                        use_sentry=False, judge=StubJudge(verdict), trace=trace)
+                        use_gate=False, judge=StubJudge(verdict), trace=trace)
     recs = _by_event(bank, ns)
     o, b, n = recs["b0"], recs["b1"], recs["b2"]
     assert _linked(b, o, LinkType.COEXISTS) and _linked(n, b, LinkType.COEXISTS)
@@ -544,32 +544,30 @@ def test_bridge_closure_links_the_states_a_change_record_names(
     assert (f"coexist:{o.id}" in applied) is linked
 
 
-def test_judge_reads_the_hub_score_not_the_flag_score(bank: StateBank) -> None:
-    ns = "hubscore"
-    _add(bank, ns, "I live in Boston.", "2023-01-01")
+def test_judge_reads_the_centred_score_of_the_pool_query(bank: StateBank) -> None:
+    ns = "centred"
+    old = _add(bank, ns, "I live in Boston.", "2023-01-01")
+    _add(bank, ns, "Lovely weather today!", "2023-02-01")
     seen: list[JudgeInput] = []
 
     def record(inp: JudgeInput) -> Verdict:
         seen.append(inp)
         return keep_both_verdict("test")
 
-    gate = ProposalGate(Sentry.default(), GateConfig(tau=-2.0, topic_weight=0.5))
-    ingest_events(bank, [{"text": "I moved to Denver.", "speaker": "Ann",
-                          "timestamp": "2023-05-01"}], namespace=ns, sentry=gate,
-                  judge=StubJudge(record))
-    (inp,) = seen
-    hub = gate.score(
-        np.asarray(inp.new_vector, dtype=np.float32),
-        np.asarray([inp.old_vector], dtype=np.float32),
-        new_text=inp.new.content, cand_texts=[inp.old.content])
-    assert hub.hub is not None
-    assert inp.gate_score == pytest.approx(float(hub.hub[0]), abs=1e-5)
-    assert inp.gate_score == pytest.approx(float(hub.t[0]) - 0.5 * float(hub.a[0]), abs=1e-5)
+    ingest_events(bank, [{"text": "I moved to Seattle.", "speaker": "Ann",
+                          "timestamp": "2023-05-01"}], namespace=ns, judge=StubJudge(record))
+    inp = next(i for i in seen if i.old.id == old.id)
+    new_vec, (old_vec,) = bank.embed(["I moved to Seattle."]), bank.embed([old.content])
+    centre = bank.embed([old.content, "Lovely weather today!"]).mean(axis=0)
+    gs = ProposalGate().score(new_vec[0], old_vec[None, :], centre=centre)
+    assert inp.gate_score == pytest.approx(float(gs.score[0]), abs=1e-4)
+    assert inp.similarity == pytest.approx(float(gs.similarity[0]), abs=1e-4)
 
 
 def test_audit_lists_what_each_write_saw_and_decided(bank: StateBank) -> None:
     audit: list[WriteAudit] = []
-    rep = ingest_events(bank, _events(), namespace="audit", use_sentry=False, audit=audit)
+    rep = ingest_events(bank, _events(), namespace="audit", use_gate=False, audit=audit,
+                        judge=_judge())
     assert len(audit) == len(CONVERSATION)
     assert [a.record_id for a in audit] == rep.record_ids
     assert [a.event_id for a in audit] == [e["event_id"] for e in _events()]
@@ -589,17 +587,19 @@ def test_audit_lists_what_each_write_saw_and_decided(bank: StateBank) -> None:
     assert denver.id == moved.record_id
     # a second ingest of the same events is idempotent: the audit says so
     again: list[WriteAudit] = []
-    ingest_events(bank, _events(), namespace="audit", use_sentry=False, audit=again)
+    ingest_events(bank, _events(), namespace="audit", use_gate=False, audit=again,
+                  judge=_judge())
     assert all(a.idempotent and a.candidates == [] for a in again)
     assert [a.record_id for a in again] == rep.record_ids
 
 
 def test_async_ingest_fills_the_same_audit(bank: StateBank) -> None:
     sync: list[WriteAudit] = []
-    ingest_events(bank, _events("s"), namespace="audit-s", use_sentry=False, audit=sync)
+    ingest_events(bank, _events("s"), namespace="audit-s", use_gate=False, audit=sync,
+                  judge=_judge())
     asy: list[WriteAudit] = []
-    asyncio.run(aingest_events(bank, _events("s"), namespace="audit-a", use_sentry=False,
-                               audit=asy))
+    asyncio.run(aingest_events(bank, _events("s"), namespace="audit-a", use_gate=False,
+                               audit=asy, judge=_judge()))
 
     def shape(audits: list[WriteAudit]) -> list[tuple[int, int, list[str], list[str]]]:
         return [(len(a.candidates), len(a.flagged), sorted(a.verdicts.values()),

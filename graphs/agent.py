@@ -12,21 +12,36 @@ unsure of to that model.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
+
+from langgraph.graph.state import CompiledStateGraph
 
 from langchain_atma.agent import OfflineMemoryEchoModel, create_atma_agent
 from langchain_atma.config import AtmaConfig
 
-cfg = AtmaConfig.resolve()
-bank = cfg.make_bank()
-_model = cfg.ollama_model("answer")
-model: Any = _model if _model is not None else OfflineMemoryEchoModel()
-_write_options = {"judge": cfg.make_judge(), "gate": cfg.make_gate()}
 
-graph = create_atma_agent(
-    model,
-    bank=bank,
-    namespace=cfg.namespace,
-    k=cfg.k,
-    write_options=_write_options,
-)
+@functools.cache
+def _build() -> tuple[Any, CompiledStateGraph]:
+    cfg = AtmaConfig.resolve()
+    answer_model = cfg.ollama_model("answer")
+    model: Any = answer_model if answer_model is not None else OfflineMemoryEchoModel()
+    graph = create_atma_agent(
+        model,
+        bank=cfg.make_bank(),
+        namespace=cfg.namespace,
+        k=cfg.k,
+        write_options={"judge": cfg.make_judge(), "gate": cfg.make_gate()},
+    )
+    return model, graph
+
+
+def make_graph() -> CompiledStateGraph:
+    """Build the agent from the environment, once per process (nothing is built at import)."""
+    return _build()[1]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("graph", "model"):  # built on first use
+        return _build()[name == "graph"]
+    raise AttributeError(name)

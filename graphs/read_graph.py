@@ -8,26 +8,42 @@ when ``ATMA_OLLAMA_BASE_URL`` is set, ``ATMA_CONTROLLER_MODEL`` /
 Input: ``{"question": "Where does Ann live now?", "namespace": "ann"}`` (the
 namespace defaults to ``ATMA_NAMESPACE``). Output: profile, pool, labelled
 packet, serialized packet, answer and the per-node trace.
+
+``langgraph.json`` names the factory ``make_graph``: the bank is opened when the
+server first needs the graph, not when this module is imported.
 """
 
 from __future__ import annotations
+
+import functools
+from typing import Any
+
+from langgraph.graph.state import CompiledStateGraph
 
 from langchain_atma.config import AtmaConfig
 from langchain_atma.qa.answerer import LLMAnswerer
 from langchain_atma.retrieval.controller import LLMController
 from langchain_atma.retrieval.read_graph import create_read_graph
 
-cfg = AtmaConfig.resolve()
-bank = cfg.make_bank()
-_controller_model = cfg.ollama_model("controller")
-_answer_model = cfg.ollama_model("answer")
 
-graph = create_read_graph(
-    bank,
-    namespace=cfg.namespace,
-    k=cfg.k,
-    seed_k=cfg.seed_k,
-    controller=LLMController(_controller_model) if _controller_model is not None else None,
-    controller_mode=cfg.controller_mode,
-    answerer=LLMAnswerer(_answer_model) if _answer_model is not None else None,
-)
+@functools.cache
+def make_graph() -> CompiledStateGraph:
+    """Build the graph from the environment, once per process (nothing is built at import)."""
+    cfg = AtmaConfig.resolve()
+    controller_model = cfg.ollama_model("controller")
+    answer_model = cfg.ollama_model("answer")
+    return create_read_graph(
+        cfg.make_bank(),
+        namespace=cfg.namespace,
+        k=cfg.k,
+        seed_k=cfg.seed_k,
+        controller=LLMController(controller_model) if controller_model is not None else None,
+        controller_mode=cfg.controller_mode,
+        answerer=LLMAnswerer(answer_model) if answer_model is not None else None,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    if name == "graph":  # `from graphs.read_graph import graph` builds it on first use
+        return make_graph()
+    raise AttributeError(name)

@@ -15,23 +15,29 @@ or ``{"record": {...MemoryRecord fields...}}``. The namespace defaults to
 ``ATMA_NAMESPACE``. The output holds the commit ``result``, the ``decisions``
 and the per-node ``trace`` (level ``bank``).
 
-Run it with ``langgraph dev`` (see ``langgraph.json``) or import ``graph``.
+Run it with ``langgraph dev`` (``langgraph.json`` names the factory ``make_graph``:
+the bank is opened when the server first needs the graph, not at import) or import
+``graph``.
 """
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+import functools
+from typing import Any
 
 from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from typing_extensions import TypedDict
 
-from langchain_atma.bank.write_graph import WriteState, create_write_graph, event_to_record
+from langchain_atma.bank.write_graph import (
+    WriteOutput,
+    WriteState,
+    create_write_graph,
+    event_to_record,
+)
 from langchain_atma.config import AtmaConfig
 from langchain_atma.errors import InvalidRecordError
 from langchain_atma.records import MemoryRecord
-
-cfg = AtmaConfig.resolve()
-bank = cfg.make_bank()
-write = create_write_graph(bank, judge=cfg.make_judge(), gate=cfg.make_gate())
 
 
 class WriteInput(TypedDict, total=False):
@@ -44,26 +50,40 @@ class ServerWriteState(WriteState, total=False):
     event: dict[str, Any]
 
 
-def prepare(state: ServerWriteState) -> dict[str, Any]:
-    """Turn the JSON input (an event or a record dict) into a MemoryRecord."""
-    ns = state.get("namespace") or cfg.namespace
-    rec: Any = state.get("record")
-    if rec is None:
-        event = state.get("event")
-        if not event:
-            raise InvalidRecordError("pass an 'event' ({'text': ...}) or a 'record'")
-        rec = event_to_record(event, ns)
-    elif not isinstance(rec, MemoryRecord):
-        if not isinstance(rec, dict):
-            raise InvalidRecordError(f"record must be an object, got {type(rec).__name__}")
-        rec = MemoryRecord.from_dict({"namespace": ns, **rec})
-    return {"namespace": rec.namespace, "record": rec}
+def _prepare(default_namespace: str) -> Any:
+    def prepare(state: ServerWriteState) -> dict[str, Any]:
+        """Turn the JSON input (an event or a record dict) into a MemoryRecord."""
+        ns = state.get("namespace") or default_namespace
+        rec: Any = state.get("record")
+        if rec is None:
+            event = state.get("event")
+            if not event:
+                raise InvalidRecordError("pass an 'event' ({'text': ...}) or a 'record'")
+            rec = event_to_record(event, ns)
+        elif not isinstance(rec, MemoryRecord):
+            if not isinstance(rec, dict):
+                raise InvalidRecordError(f"record must be an object, got {type(rec).__name__}")
+            rec = MemoryRecord.from_dict({"namespace": ns, **rec})
+        return {"namespace": rec.namespace, "record": rec}
+
+    return prepare
 
 
-_builder = StateGraph(ServerWriteState, input_schema=WriteInput)
-_builder.add_node("prepare", prepare)
-_builder.add_node("write", write)
-_builder.add_edge(START, "prepare")
-_builder.add_edge("prepare", "write")
-_builder.add_edge("write", END)
-graph = _builder.compile(name="atma_write")
+@functools.cache
+def make_graph() -> CompiledStateGraph:
+    """Build the graph from the environment, once per process (nothing is built at import)."""
+    cfg = AtmaConfig.resolve()
+    write = create_write_graph(cfg.make_bank(), judge=cfg.make_judge(), gate=cfg.make_gate())
+    builder = StateGraph(ServerWriteState, input_schema=WriteInput, output_schema=WriteOutput)
+    builder.add_node("prepare", _prepare(cfg.namespace))
+    builder.add_node("write", write)
+    builder.add_edge(START, "prepare")
+    builder.add_edge("prepare", "write")
+    builder.add_edge("write", END)
+    return builder.compile(name="atma_write")
+
+
+def __getattr__(name: str) -> Any:
+    if name == "graph":  # `from graphs.write_graph import graph` builds it on first use
+        return make_graph()
+    raise AttributeError(name)

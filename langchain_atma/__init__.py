@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from langchain_atma.config import AtmaConfig
     from langchain_atma.embeddings import MiniLMEmbeddings, SentenceTransformerEmbeddings
     from langchain_atma.memory import AtmaMemory
+    from langchain_atma.middleware import AtmaMemoryMiddleware
     from langchain_atma.qa.answerer import Answer, LLMAnswerer, OfflineAnswerer
     from langchain_atma.records import (
         Link,
@@ -61,6 +62,8 @@ if TYPE_CHECKING:  # pragma: no cover
 __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
+    # LangChain v1 agents (needs the "agents" extra)
+    "AtmaMemoryMiddleware": "langchain_atma.middleware",
     # records
     "MemoryRecord": "langchain_atma.records",
     "RecordStatus": "langchain_atma.records",
@@ -122,6 +125,7 @@ __all__ = [
     "Answer",
     "AtmaConfig",
     "AtmaMemory",
+    "AtmaMemoryMiddleware",
     "AtmaRetriever",
     "AtmaStore",
     "ChromaHost",

@@ -193,11 +193,30 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(sys.stdout, path=args.path, fresh=not args.keep)
 
 
+def _existing_bank(cfg: Any, **kwargs: Any) -> Any:
+    """Open the configured bank for a read-only command: never create a bank or namespace.
+
+    Raises:
+        BankNotFoundError: no bank there, or the namespace holds no record (the
+            message lists the namespaces that do).
+    """
+    from langchain_atma.errors import BankNotFoundError
+
+    bank = cfg.make_bank(create=False, **kwargs)
+    if bank.count(cfg.namespace) == 0:
+        names = bank.namespaces()
+        raise BankNotFoundError(
+            f"namespace {cfg.namespace!r} does not exist in this bank; namespaces: "
+            + (", ".join(names) if names else "none (the bank is empty)")
+        )
+    return bank
+
+
 def _cmd_inspect(args: argparse.Namespace) -> int:
     from langchain_atma.demo import render_bank
 
     cfg = _config(args)
-    bank = cfg.make_bank()
+    bank = _existing_bank(cfg)
     render_bank(bank, cfg.namespace, sys.stdout)
     if args.html:
         from langchain_atma.inspect_html import write_bank_html
@@ -209,7 +228,7 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
 
 def _cmd_verify(args: argparse.Namespace) -> int:
     cfg = _config(args)
-    bank = cfg.make_bank(embeddings=_NoEmbeddings())
+    bank = _existing_bank(cfg, embeddings=_no_embeddings())
     if args.repair:
         fixed = bank.repair(cfg.namespace)
         print(f"repaired {len(fixed)} problem(s)")
@@ -225,14 +244,18 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     return 1
 
 
-class _NoEmbeddings:
-    """Placeholder for commands that never embed (verify)."""
+def _no_embeddings() -> Any:
+    """Embeddings for commands that never embed (verify): no model is loaded."""
+    from langchain_core.embeddings import Embeddings
 
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        raise AtmaError("this command does not embed text")
+    class _NoEmbeddings(Embeddings):
+        def embed_documents(self, texts: list[str]) -> list[list[float]]:
+            raise AtmaError("this command does not embed text")
 
-    def embed_query(self, text: str) -> list[float]:
-        raise AtmaError("this command does not embed text")
+        def embed_query(self, text: str) -> list[float]:
+            raise AtmaError("this command does not embed text")
+
+    return _NoEmbeddings()
 
 
 def _cmd_ingest(args: argparse.Namespace) -> int:
@@ -258,7 +281,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     cfg = _config(args)
     if args.k is not None:
         cfg = cfg.model_copy(update={"k": args.k})
-    result = ask_with_config(cfg, args.question)
+    result = ask_with_config(cfg, args.question, bank=_existing_bank(cfg))
     if args.trace_jsonl:
         with open(args.trace_jsonl, "a", encoding="utf-8") as fh:
             for entry in result.trace:

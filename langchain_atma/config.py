@@ -114,7 +114,12 @@ class AtmaConfig(BaseModel):
         if file_path is None and Path("atma.toml").is_file():
             file_path = "atma.toml"
         if file_path:
-            merged.update(_read_toml(Path(file_path)))
+            from_file = _read_toml(Path(file_path))
+            rel = from_file.get("path")
+            if isinstance(rel, str) and rel and not Path(rel).expanduser().is_absolute():
+                # a relative bank path means the same bank wherever atma is run from
+                from_file["path"] = str(Path(file_path).resolve().parent / rel)
+            merged.update(from_file)
         for key, var in ENV_VARS.items():
             if env.get(var):
                 merged[key] = env[var]
@@ -168,15 +173,9 @@ class AtmaConfig(BaseModel):
 
     def make_embeddings(self) -> Any:
         """The configured embeddings."""
-        from langchain_atma.embeddings import MiniLMEmbeddings, SentenceTransformerEmbeddings
+        from langchain_atma.embeddings import resolve_embeddings
 
-        if self.embeddings in ("", "default"):
-            return MiniLMEmbeddings()
-        if not Path(self.embeddings).is_dir():
-            raise ConfigError(
-                f"embeddings {self.embeddings!r}: expected 'default' or a local model directory"
-            )
-        return SentenceTransformerEmbeddings(self.embeddings)
+        return resolve_embeddings(self.embeddings)
 
     def make_bank(self, **kwargs: Any) -> Any:
         """A StateBank for these settings."""

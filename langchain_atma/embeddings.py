@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.embeddings import Embeddings
@@ -29,7 +30,8 @@ if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
 __all__ = ["DEFAULT_ENCODER_NAME", "MiniLMEmbeddings", "SentenceTransformerEmbeddings",
-           "default_embeddings", "encode_texts", "encoder_name", "unit_vectors_by_text"]
+           "default_embeddings", "encode_texts", "encoder_name", "resolve_embeddings",
+           "unit_vectors_by_text"]
 
 DEFAULT_ENCODER_NAME = "all-MiniLM-L6-v2"
 
@@ -50,12 +52,19 @@ def _load_sentence_transformer(path_or_name: str, device: str) -> Any:
                 raise ConfigError(
                     "sentence-transformers is not installed: pip install sentence-transformers"
                 ) from exc
+            from transformers.utils import logging as hf_logging
+
+            bars = hf_logging.is_progress_bar_enabled()
+            hf_logging.disable_progress_bar()  # no "Loading weights" bar on every start
             try:
                 model = SentenceTransformer(path_or_name, device=device)
             except Exception as exc:  # noqa: BLE001 - re-raised with a clear message
                 raise ConfigError(
                     f"cannot load SentenceTransformer {path_or_name!r} offline: {exc}"
                 ) from exc
+            finally:
+                if bars:
+                    hf_logging.enable_progress_bar()
             _MODEL_CACHE[key] = model
         return model
 
@@ -137,6 +146,35 @@ class MiniLMEmbeddings(SentenceTransformerEmbeddings):
 def default_embeddings() -> MiniLMEmbeddings:
     """Return the offline default embeddings (all-MiniLM-L6-v2)."""
     return MiniLMEmbeddings()
+
+
+def resolve_embeddings(spec: Embeddings | str | os.PathLike[str] | None) -> Embeddings:
+    """The embeddings an argument or setting names.
+
+    Args:
+        spec: an :class:`~langchain_core.embeddings.Embeddings` object (returned as
+            is); ``None``, ``""`` or ``"default"`` for all-MiniLM-L6-v2 (offline); or
+            the path of a local SentenceTransformer model directory.
+
+    Raises:
+        ConfigError: any other value (an unknown name, a path that is not a
+            directory, an object that is not an ``Embeddings``).
+    """
+    if isinstance(spec, Embeddings):
+        return spec
+    if spec is None or spec in ("", "default"):
+        return MiniLMEmbeddings()
+    if isinstance(spec, (str, os.PathLike)):
+        if Path(spec).is_dir():
+            return SentenceTransformerEmbeddings(os.fspath(spec))
+        raise ConfigError(
+            f"embeddings {os.fspath(spec)!r}: expected 'default', a local model directory "
+            "or an Embeddings object"
+        )
+    raise ConfigError(
+        f"embeddings must be an Embeddings object, 'default' or a model directory, "
+        f"got {type(spec).__name__}"
+    )
 
 
 def encoder_name(embeddings: Embeddings) -> str:

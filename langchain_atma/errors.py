@@ -100,6 +100,13 @@ class JudgeModelError(AtmaError):
     """
 
 
+class BankNotFoundError(AtmaError, LookupError):
+    """A read-only command named a bank, collection or namespace that does not exist.
+
+    The message names what is missing and, for a namespace, the namespaces that exist.
+    """
+
+
 class InputFormatError(AtmaError, ValueError):
     """An input file (conversation, JSONL events) does not follow its format."""
 

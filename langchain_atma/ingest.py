@@ -7,8 +7,11 @@ Accepted inputs:
   made namespace-safe) unless ``--sample`` picks one, which then goes to the
   configured namespace;
 * **JSONL** — one object per line: ``{"text": str, "speaker": str?,
-  "timestamp": ISO-8601 | epoch?, "event_id": str?, "session_id": str?}``.
-  Missing event ids become ``line-<n>``; missing timestamps keep file order.
+  "timestamp": ISO-8601 | epoch?, "event_id": str?, "session_id": str?}``;
+* **a JSON array** of the same objects (item ``n`` counts as line ``n``).
+
+A missing event id becomes ``line-<n>-<hash of speaker and text>``, so ingesting
+the same file again is a no-op; missing timestamps keep file order.
 
 The whole file is validated before anything is written: a bad line or shape
 raises :class:`~langchain_atma.errors.InputFormatError` naming the line, and the
@@ -16,12 +19,13 @@ bank is left untouched.
 
 Example:
     >>> from langchain_atma.ingest import parse_jsonl
-    >>> parse_jsonl('{"text": "I live in Boston.", "speaker": "Maya"}\\n')[0]["event_id"]
-    'line-1'
+    >>> parse_jsonl('{"text": "I live in Boston.", "speaker": "Maya"}\n')[0]["event_id"][:7]
+    'line-1-'
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -54,8 +58,7 @@ def parse_jsonl(text: str, *, source: str = "<jsonl>") -> list[dict[str, Any]]:
     Raises:
         InputFormatError: naming the first bad line.
     """
-    events: list[dict[str, Any]] = []
-    seen: set[str] = set()
+    objs: list[tuple[int, Any]] = []
     # JSONL lines end at "\n" only: str.splitlines() would also split inside a JSON
     # string at U+2028, U+0085, \x1c... (all legal, unescaped, in JSON strings)
     for n, line in enumerate(text.split("\n"), 1):
@@ -63,37 +66,65 @@ def parse_jsonl(text: str, *, source: str = "<jsonl>") -> list[dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            objs.append((n, json.loads(line)))
         except json.JSONDecodeError as exc:
             raise InputFormatError(f"{source}:{n}: invalid JSON ({exc.msg})") from exc
         except RecursionError:
             raise InputFormatError(f"{source}:{n}: JSON nested too deeply") from None
-        if not isinstance(obj, dict):
-            raise InputFormatError(f"{source}:{n}: expected an object, got {type(obj).__name__}")
-        body = obj.get("text")
-        if not isinstance(body, str) or not body.strip():
-            raise InputFormatError(f"{source}:{n}: 'text' must be a non-empty string")
-        speaker = obj.get("speaker")
-        if speaker is not None and not isinstance(speaker, str):
-            raise InputFormatError(f"{source}:{n}: 'speaker' must be a string")
-        event_id = obj.get("event_id", f"line-{n}")
-        if not isinstance(event_id, str) or not event_id:
-            raise InputFormatError(f"{source}:{n}: 'event_id' must be a non-empty string")
-        if event_id in seen:
-            raise InputFormatError(f"{source}:{n}: duplicate event_id {event_id!r}")
-        seen.add(event_id)
-        ev: dict[str, Any] = {"text": body, "speaker": speaker, "event_id": event_id}
-        if obj.get("timestamp") is not None:
-            try:
-                ev["timestamp"] = parse_time(obj["timestamp"]).isoformat()
-            except Exception as exc:  # noqa: BLE001 - re-raised with the line number
-                raise InputFormatError(f"{source}:{n}: {exc}") from exc
-        if isinstance(obj.get("session_id"), str):
-            ev["session_id"] = obj["session_id"]
+    return _events(objs, source)
+
+
+def _events(objs: list[tuple[int, Any]], source: str) -> list[dict[str, Any]]:
+    """Validate numbered event objects (JSONL lines or the items of a JSON array)."""
+    events: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for n, obj in objs:
+        ev = _event(obj, n, source)
+        if ev["event_id"] in seen:
+            raise InputFormatError(f"{source}:{n}: duplicate event_id {ev['event_id']!r}")
+        seen.add(ev["event_id"])
         events.append(ev)
     if not events:
         raise InputFormatError(f"{source}: no events")
     return events
+
+
+def _event(obj: Any, n: int, source: str) -> dict[str, Any]:
+    if not isinstance(obj, dict):
+        raise InputFormatError(f"{source}:{n}: expected an object, got {type(obj).__name__}")
+    body = obj.get("text")
+    if not isinstance(body, str) or not body.strip():
+        raise InputFormatError(f"{source}:{n}: 'text' must be a non-empty string")
+    speaker = obj.get("speaker")
+    if speaker is not None and not isinstance(speaker, str):
+        raise InputFormatError(f"{source}:{n}: 'speaker' must be a string")
+    # the default id is stable for the file and differs between files' line n
+    digest = hashlib.sha256(
+        f"{speaker or ''}\x1f{body}".encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    event_id = obj.get("event_id", f"line-{n}-{digest}")
+    if not isinstance(event_id, str) or not event_id:
+        raise InputFormatError(f"{source}:{n}: 'event_id' must be a non-empty string")
+    ev: dict[str, Any] = {"text": body, "speaker": speaker, "event_id": event_id}
+    if obj.get("timestamp") is not None:
+        try:
+            ev["timestamp"] = parse_time(obj["timestamp"]).isoformat()
+        except Exception as exc:  # noqa: BLE001 - re-raised with the line number
+            raise InputFormatError(f"{source}:{n}: {exc}") from exc
+    if isinstance(obj.get("session_id"), str):
+        ev["session_id"] = obj["session_id"]
+    return ev
+
+
+def _is_event_array(text: str) -> list[Any] | None:
+    """The items of a JSON array of event objects (``{"text": ...}``), else None."""
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        return None  # load_locomo reports the JSON error
+    if isinstance(data, list) and data and all(
+            isinstance(x, dict) and "text" in x and "conversation" not in x for x in data):
+        return data
+    return None
 
 
 def load_events(path: Path, *, sample: str | None = None) -> dict[str, list[dict[str, Any]]]:
@@ -101,6 +132,9 @@ def load_events(path: Path, *, sample: str | None = None) -> dict[str, list[dict
     text = _read_text(path)
     if path.suffix.lower() in (".jsonl", ".ndjson"):
         return {"": parse_jsonl(text, source=str(path))}
+    items = _is_event_array(text)
+    if items is not None:
+        return {"": _events(list(enumerate(items, 1)), str(path))}
     from langchain_atma.benchmarks.locomo import conversation_events, load_locomo
 
     samples = load_locomo(path)
@@ -169,13 +203,13 @@ def _write_audit(bank: Any, namespace: str, audit: list[Any], path: Path) -> Non
             fh.write(json.dumps(line, ensure_ascii=False) + "\n")
 
 
-def ask_with_config(cfg: Any, question: str) -> Any:
-    """Answer a question with the configured bank, controller and answerer."""
+def ask_with_config(cfg: Any, question: str, *, bank: Any | None = None) -> Any:
+    """Answer a question with the configured (or the given) bank, controller and answerer."""
     from langchain_atma.qa.answerer import LLMAnswerer
     from langchain_atma.retrieval.controller import LLMController
     from langchain_atma.retrieval.read_graph import ask
 
-    bank = cfg.make_bank()
+    bank = bank if bank is not None else cfg.make_bank()
     opts: dict[str, Any] = {"k": cfg.k, "seed_k": max(cfg.seed_k, cfg.k),
                             "controller_mode": cfg.controller_mode}
     controller_model = cfg.ollama_model("controller")

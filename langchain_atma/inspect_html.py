@@ -1,4 +1,4 @@
-"""A self-contained HTML view of a bank: state graph and per-chain timelines.
+"""A self-contained HTML view of a bank: per-chain timelines and every other record.
 
 The page uses inline SVG and CSS only (no script, no external resource), so it
 opens offline in any browser. Each state chain is drawn as a timeline: records
@@ -85,9 +85,28 @@ def _chain_svg(chain: list[MemoryRecord]) -> str:
     return "".join(parts)
 
 
+_HEAD = ("<tr><th>time</th><th>speaker</th><th>status</th><th>content</th><th>links</th>"
+         "<th>id</th></tr>")
+
+
+def _table(records: list[MemoryRecord]) -> str:
+    rows = "".join(
+        f"<tr><td>{r.time.isoformat()}</td>"
+        f"<td>{html.escape(r.provenance.speaker or '-')}</td>"
+        f'<td class="st" style="color:{_COLORS[r.status]}">{r.status.value}</td>'
+        f"<td>{html.escape(r.content[:500])}</td>"
+        f"<td>{html.escape(', '.join(f'{lk.type.value} {lk.target[:8]}' for lk in r.links))}"
+        f"</td><td>{html.escape(r.id[:12])}</td></tr>"
+        for r in records
+    )
+    return f"<table>{_HEAD}{rows}</table>"
+
+
 def render_bank_html(bank: Any, namespace: str) -> str:
-    """Render the page for one namespace."""
+    """Render the page for one namespace: every chain, then every other record."""
     chains = bank.chains(namespace)
+    linked = {r.id for chain in chains for r in chain}
+    rest = [r for r in bank.records(namespace) if r.id not in linked]
     total = bank.count(namespace)
     legend = "".join(
         f'<span><i class="dot" style="background:{c}"></i>{s.value}</span>'
@@ -95,7 +114,8 @@ def render_bank_html(bank: Any, namespace: str) -> str:
     )
     body = [
         f"<h1>A-TMA bank: namespace {html.escape(namespace)}</h1>",
-        f'<div class="sub">{total} records, {len(chains)} state chains</div>',
+        f'<div class="sub">{total} records, {len(chains)} state chains, {len(rest)} other '
+        "records</div>",
         f'<div class="legend">{legend}</div>',
     ]
     if not chains:
@@ -103,19 +123,11 @@ def render_bank_html(bank: Any, namespace: str) -> str:
                     "linked or qualified.</p>")
     for n, chain in enumerate(chains, 1):
         slot = next((r.slot for r in chain if r.slot), None) or "state"
-        rows = "".join(
-            f"<tr><td>{r.time.isoformat()}</td>"
-            f'<td class="st" style="color:{_COLORS[r.status]}">{r.status.value}</td>'
-            f"<td>{html.escape(r.content[:500])}</td>"
-            f"<td>{html.escape(', '.join(f'{lk.type.value} {lk.target[:8]}' for lk in r.links))}"
-            f"</td><td>{html.escape(r.id[:12])}</td></tr>"
-            for r in chain
-        )
-        body.append(
-            f'<div class="chain"><h2>Chain {n}: {html.escape(slot)}</h2>{_chain_svg(chain)}'
-            "<table><tr><th>time</th><th>status</th><th>content</th><th>links</th>"
-            f"<th>id</th></tr>{rows}</table></div>"
-        )
+        body.append(f'<div class="chain"><h2>Chain {n}: {html.escape(slot)}</h2>'
+                    f"{_chain_svg(chain)}{_table(chain)}</div>")
+    if rest:
+        body.append(f'<div class="chain"><h2>Other records ({len(rest)}): no state '
+                    f"change</h2>{_table(rest)}</div>")
     return (
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
         f"<title>A-TMA bank {html.escape(namespace)}</title><style>{_CSS}</style></head>"

@@ -41,8 +41,7 @@ from langchain_core.callbacks import (
 )
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
-from langchain_core.runnables import RunnableConfig
-from langchain_core.runnables.config import run_in_executor
+from langchain_core.runnables import RunnableConfig, RunnableLambda
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from langchain_atma.bank.bank import StateBank
@@ -70,6 +69,7 @@ from langchain_atma.retrieval.pool import (
     validate_speaker_penalty,
 )
 from langchain_atma.retrieval.profiler import QueryProfiler
+from langchain_atma.tracing import level_config
 
 __all__ = [
     "AtmaRetriever",
@@ -224,6 +224,10 @@ class AtmaRetriever(BaseRetriever):
             data.pop("controller", None)
         super().__init__(**data)
 
+    def __repr_args__(self) -> Any:
+        yield from ((name, getattr(self, name)) for name in
+                    ("bank", "namespace", "k", "seed_k", "controller_mode"))
+
     # ------------------------------------------------------------------ helpers
     def _sizes(self, k: int | None, seed_k: int | None) -> tuple[int, int]:
         kk = validate_k(self.k if k is None else k)
@@ -250,12 +254,12 @@ class AtmaRetriever(BaseRetriever):
             profile=profile, pool=pool, controller=run, packet=packet, timings_ms=timings
         )
 
-    def _seeds(self, query: str, seed_k: int,
+    def _seeds(self, namespace: str, query: str, seed_k: int,
                query_vector: Sequence[float] | np.ndarray | None,
                timings: dict[str, float]) -> list[EvidenceRow]:
         directory = self._speakers
         directory.enabled = self.rewrite_speaker
-        rows, info = speaker_seed_rows(self.bank, self.namespace, query, seed_k=seed_k,
+        rows, info = speaker_seed_rows(self.bank, namespace, query, seed_k=seed_k,
                                        speakers=directory, query_vector=query_vector,
                                        other_speaker_penalty=self.other_speaker_penalty,
                                        no_fact_penalty=self.no_fact_penalty)
@@ -263,6 +267,39 @@ class AtmaRetriever(BaseRetriever):
         timings["rewrite"] = info.rewrite_ms  # the overlay's speaker check and rewrite
         timings["embed"] = info.embed_ms  # the question's embedding (of the rewrite)
         return rows
+
+    def _namespace(self, namespace: str | None) -> str:
+        return self.namespace if namespace is None else validate_namespace(namespace)
+
+    def _steps(self, query: str, namespace: str, sk: int, kk: int,
+               query_vector: Sequence[float] | np.ndarray | None,
+               timings: dict[str, float]) -> dict[str, Any]:
+        """The four retrieval steps, each a function of the previous step's output."""
+        state: dict[str, Any] = {}
+
+        def profile(q: str) -> QueryProfile:
+            state["profile"] = self._profile(q)
+            return state["profile"]
+
+        def seed(_: QueryProfile) -> list[EvidenceRow]:
+            return self._seeds(namespace, query, sk, query_vector, timings)
+
+        def expand(seeds: list[EvidenceRow]) -> list[EvidenceRow]:
+            return expand_pool(self.bank, namespace, seeds, state["profile"])
+
+        def rank(pool: list[EvidenceRow], config: RunnableConfig) -> ControllerRun | None:
+            if self.controller_mode == "off" or not pool:
+                return None
+            return self.controller.run(state["profile"], pool, k=kk, config=config)
+
+        async def arank(pool: list[EvidenceRow], config: RunnableConfig) -> (
+            ControllerRun | None
+        ):
+            if self.controller_mode == "off" or not pool:
+                return None
+            return await self.controller.arun(state["profile"], pool, k=kk, config=config)
+
+        return {"profile": profile, "seed": seed, "expand": expand, "rank": (rank, arank)}
 
     # ------------------------------------------------------------------ public API
     def retrieve(
@@ -273,27 +310,41 @@ class AtmaRetriever(BaseRetriever):
         seed_k: int | None = None,
         query_vector: Sequence[float] | np.ndarray | None = None,
         config: RunnableConfig | None = None,
+        namespace: str | None = None,
     ) -> RetrievalResult:
         """Run the read path up to the packet and return the whole trace.
 
+        Each step (profile, seed, expand, rank) is an ``atma.retrieval.<step>`` run
+        under ``config``'s parent, as in the read graph.
+
+        Args:
+            query: the question.
+            k: documents kept (default ``self.k``).
+            seed_k: host seeds asked for (default ``self.seed_k``).
+            query_vector: a precomputed embedding of ``query``.
+            config: the caller's run config.
+            namespace: search this namespace instead of ``self.namespace``.
+
         Raises:
             InvalidQueryError: for a bad question, ``k`` or ``seed_k``.
+            NamespaceError: for a malformed namespace.
         """
         kk, sk = self._sizes(k, seed_k)
         timings: dict[str, float] = {}
-        t0 = time.perf_counter()
-        profile = self._profile(query)
-        t1 = time.perf_counter()
-        seeds = self._seeds(query, sk, query_vector, timings)
-        t2 = time.perf_counter()
-        pool = expand_pool(self.bank, self.namespace, seeds, profile)
-        t3 = time.perf_counter()
-        run = None
-        if self.controller_mode != "off" and pool:
-            run = self.controller.run(profile, pool, k=kk, config=config)
-        t4 = time.perf_counter()
-        timings.update(profile=(t1 - t0) * 1e3, expand=(t3 - t2) * 1e3, rank=(t4 - t3) * 1e3)
-        return self._finish(profile, pool, run, kk, timings)
+        steps = self._steps(query, self._namespace(namespace), sk, kk, query_vector, timings)
+        out: Any = query
+        for name in ("profile", "seed", "expand", "rank"):
+            t0 = time.perf_counter()
+            fn = steps[name][0] if name == "rank" else steps[name]
+            cfg = level_config(config, "retrieval", name)
+            result = RunnableLambda(fn, name=name).invoke(out, cfg)
+            if name == "profile":
+                profile = result
+            elif name == "expand":
+                pool = result
+            timings.setdefault(name, (time.perf_counter() - t0) * 1e3)
+            out = result
+        return self._finish(profile, pool, out, kk, timings)
 
     async def aretrieve(
         self,
@@ -303,38 +354,51 @@ class AtmaRetriever(BaseRetriever):
         seed_k: int | None = None,
         query_vector: Sequence[float] | np.ndarray | None = None,
         config: RunnableConfig | None = None,
+        namespace: str | None = None,
     ) -> RetrievalResult:
-        """Async :meth:`retrieve` (bank calls run in the default executor)."""
+        """Async :meth:`retrieve`: model and bank calls run in worker threads."""
         kk, sk = self._sizes(k, seed_k)
         timings: dict[str, float] = {}
-        t0 = time.perf_counter()
-        profile = self._profile(query)
-        t1 = time.perf_counter()
+        steps = self._steps(query, self._namespace(namespace), sk, kk, query_vector, timings)
+        out: Any = query
+        for name in ("profile", "seed", "expand", "rank"):
+            t0 = time.perf_counter()
+            runnable = (RunnableLambda(steps[name][0], afunc=steps[name][1], name=name)
+                        if name == "rank" else RunnableLambda(steps[name], name=name))
+            result = await runnable.ainvoke(out, level_config(config, "retrieval", name))
+            if name == "profile":
+                profile = result
+            elif name == "expand":
+                pool = result
+            timings.setdefault(name, (time.perf_counter() - t0) * 1e3)
+            out = result
+        return self._finish(profile, pool, out, kk, timings)
 
-        def _seed_and_expand() -> tuple[list[EvidenceRow], float]:
-            seeds = self._seeds(query, sk, query_vector, timings)
-            b = time.perf_counter()
-            pool = expand_pool(self.bank, self.namespace, seeds, profile)
-            return pool, (time.perf_counter() - b) * 1e3
-
-        pool, expand_ms = await run_in_executor(None, _seed_and_expand)
-        t3 = time.perf_counter()
-        run = None
-        if self.controller_mode != "off" and pool:
-            run = await self.controller.arun(profile, pool, k=kk, config=config)
-        t4 = time.perf_counter()
-        timings.update(profile=(t1 - t0) * 1e3, expand=expand_ms, rank=(t4 - t3) * 1e3)
-        return self._finish(profile, pool, run, kk, timings)
-
-    def retrieve_packet(self, query: str, *, k: int | None = None) -> EvidencePacket:
+    def retrieve_packet(self, query: str, *, k: int | None = None,
+                        namespace: str | None = None) -> EvidencePacket:
         """The labelled evidence packet E_q for a question."""
-        return self.retrieve(query, k=k).packet
+        return self.retrieve(query, k=k, namespace=namespace).packet
 
-    async def aretrieve_packet(self, query: str, *, k: int | None = None) -> EvidencePacket:
+    async def aretrieve_packet(self, query: str, *, k: int | None = None,
+                               namespace: str | None = None) -> EvidencePacket:
         """Async :meth:`retrieve_packet`."""
-        return (await self.aretrieve(query, k=k)).packet
+        return (await self.aretrieve(query, k=k, namespace=namespace)).packet
 
     # ------------------------------------------------------------------ BaseRetriever
+    def invoke(self, input: str, config: RunnableConfig | None = None,
+               **kwargs: Any) -> list[Document]:
+        """Documents for a question; ``configurable.namespace`` picks the namespace per call.
+
+        One retriever can serve many users:
+        ``retriever.invoke(q, {"configurable": {"namespace": user_id}})``.
+        """
+        return super().invoke(input, config, **_namespace_kwargs(config, kwargs))
+
+    async def ainvoke(self, input: str, config: RunnableConfig | None = None,
+                      **kwargs: Any) -> list[Document]:
+        """Async :meth:`invoke`."""
+        return await super().ainvoke(input, config, **_namespace_kwargs(config, kwargs))
+
     def _get_relevant_documents(
         self,
         query: str,
@@ -342,9 +406,10 @@ class AtmaRetriever(BaseRetriever):
         run_manager: CallbackManagerForRetrieverRun,
         k: int | None = None,
         seed_k: int | None = None,
+        namespace: str | None = None,
     ) -> list[Document]:
         config: RunnableConfig = {"callbacks": run_manager.get_child()}
-        res = self.retrieve(query, k=k, seed_k=seed_k, config=config)
+        res = self.retrieve(query, k=k, seed_k=seed_k, config=config, namespace=namespace)
         view = res.profile.view.value
         return [row_to_document(r, view) for r in res.packet.rows]
 
@@ -355,8 +420,18 @@ class AtmaRetriever(BaseRetriever):
         run_manager: AsyncCallbackManagerForRetrieverRun,
         k: int | None = None,
         seed_k: int | None = None,
+        namespace: str | None = None,
     ) -> list[Document]:
         config: RunnableConfig = {"callbacks": run_manager.get_child()}
-        res = await self.aretrieve(query, k=k, seed_k=seed_k, config=config)
+        res = await self.aretrieve(query, k=k, seed_k=seed_k, config=config,
+                                   namespace=namespace)
         view = res.profile.view.value
         return [row_to_document(r, view) for r in res.packet.rows]
+
+
+def _namespace_kwargs(config: RunnableConfig | None, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``kwargs`` plus the namespace of ``config["configurable"]`` (when not given)."""
+    ns = ((config or {}).get("configurable") or {}).get("namespace")
+    if ns is None or "namespace" in kwargs:
+        return kwargs
+    return {**kwargs, "namespace": ns}

@@ -16,8 +16,8 @@ Example:
     False
     >>> sorted(content_words("Where did Ana hear about the workshop flyers?"))
     ['ana', 'flyer', 'hear', 'workshop']
-    >>> statement_words("Love it! I play clarinet. How about you?")
-    (frozenset({'play', 'clarinet'}),)
+    >>> [sorted(w) for w in statement_words("Wow, nice! I play clarinet. How about you?")]
+    [['clarinet', 'play']]
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ __all__ = [
     "STILL",
     "STOPWORDS",
     "TextCues",
+    "about_self",
     "content_words",
     "cues",
     "names_both",
@@ -112,6 +113,23 @@ _LISTENER = frozenset({"you", "u", "ya", "your", "yours", "congrats", "congratul
 _QUESTION_START = frozenset(
     "do does did are is was were have has what where when why how who which can could "
     "would will should any anyone anybody ever".split())
+_POLITE = frozenset("please pls plz ok okay so hey hi um uh and but also now".split())
+_REQUEST = frozenset(
+    "tell give show write draft explain help find make list summarize summarise translate "
+    "create generate suggest recommend remind pretend imagine describe compare check fix "
+    "rewrite send book calculate convert name define outline continue repeat ignore "
+    "answer act play roleplay break".split())
+"""Imperative openers of a request to the listener."""
+_HYPOTHETICAL = frozenset("if suppose supposing say hypothetically".split())
+"""Openers of a supposition ("If I were ...", "Say I won ..."): nothing to remember."""
+_REQUEST_PAIRS = frozenset({
+    ("can", "you"), ("could", "you"), ("would", "you"), ("will", "you"), ("can", "u"),
+    ("let", "us"), ("what", "if"),
+})
+"""Two-word openers of a request ("can you ...", "let's ...")."""
+_WANT = frozenset("need want would".split())
+_OPINION = frozenset("think wonder believe guess bet suppose reckon heard read".split())
+_OWN = frozenset("im ive id ill myself mine".split())
 _GREETING = frozenset("hey hi hello thanks thank bye dear yo congrats congratulations".split())
 _CALENDAR = frozenset(
     "monday tuesday wednesday thursday friday saturday sunday january february march "
@@ -277,6 +295,44 @@ def _cues(body: str) -> TextCues:
         names=frozenset(n for s in own for n in s.names),
         numbers=any(s.numbers for s in own),
     )
+
+
+def about_self(text: str, max_chars: int = 4000) -> bool:
+    """Does the text state something about its speaker (a memory worth keeping)?
+
+    True when one sentence is a statement with a first-person word that is not a
+    question, a reaction, a request to the listener ("Tell me a story", "can you
+    ...", "I need you to ..."), nor an opinion about the world ("I think the ...",
+    "I wonder ...") with no further first-person word. The agent integrations' write
+    policy (:mod:`langchain_atma.middleware`).
+
+    Example:
+        >>> about_self("Just adopted a greyhound, so my mornings are walks now.")
+        True
+        >>> about_self("Tell me a story about dragons.")
+        False
+
+    Raises:
+        InvalidRecordError: ``text`` is not a string.
+        ConfigError: ``max_chars`` is not a positive int.
+    """
+    body = _bounded(text, max_chars)
+    return any(_self_statement(_sentence(s)) for s in sentences(body))
+
+
+def _self_statement(s: _Sentence) -> bool:
+    if not s.statement or s.question or s.to_listener:
+        return False
+    words = [t for t in s.tokens if t not in _POLITE]
+    if not words or words[0] in _REQUEST or words[0] in _HYPOTHETICAL:
+        return False
+    if tuple(words[:2]) in _REQUEST_PAIRS or words[0] in ("you", "u"):
+        return False  # "can you ...", "let's ...", "you're a sommelier and I ..."
+    if words[0] == "i" and len(words) > 1 and words[1] in _WANT and "you" in words[2:7]:
+        return False  # "I need you to ...", "I would be grateful if you could ..."
+    if words[0] in ("i", "we") and len(words) > 2 and words[1] in _OPINION:
+        return bool(set(words[2:]) & _SELF)  # "I think I'm allergic": yes
+    return s.self_ref or bool(set(words) & _OWN)
 
 
 def content_words(text: str, max_chars: int = 4000) -> frozenset[str]:

@@ -8,7 +8,7 @@ times, error) without any network, so the per-level structure can be inspected,
 tested, or written to a file with :func:`export_jsonl`.
 
 :func:`export_jsonl` also accepts LangChain tracer ``Run`` objects (e.g. from
-``langchain_core.tracers.RunCollectorCallbackHandler``; child runs are
+``langchain_core.tracers.run_collector.RunCollectorCallbackHandler``; child runs are
 flattened) and plain trace entries such as ``ReadResult.trace`` or the
 ``trace`` list of the write graph.
 
@@ -36,14 +36,30 @@ from typing import Any
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import merge_configs
 from pydantic import BaseModel
 
 from langchain_atma.errors import ConfigError
 
-__all__ = ["ATMA_LEVELS", "TraceCollector", "export_jsonl", "run_to_dict"]
+__all__ = ["ATMA_LEVELS", "TraceCollector", "export_jsonl", "level_config", "run_to_dict"]
 
 ATMA_LEVELS: tuple[str, ...] = ("bank", "retrieval", "qa")
 """The three A-TMA levels a run can belong to (``metadata["atma.level"]``)."""
+
+
+def level_config(config: RunnableConfig | None, level: str, node: str) -> RunnableConfig:
+    """``config`` for the run of one node: named ``atma.<level>.<node>``, tagged, labelled.
+
+    Example:
+        >>> level_config(None, "retrieval", "seed")["run_name"]
+        'atma.retrieval.seed'
+    """
+    return merge_configs(config, {
+        "run_name": f"atma.{level}.{node}",
+        "tags": ["atma", f"atma:{level}"],
+        "metadata": {"atma.level": level, "atma.node": node},
+    })
 
 _MAX_IO_CHARS = 2_000
 

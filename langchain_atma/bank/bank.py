@@ -332,7 +332,8 @@ class StateBank:
         path: directory of the embedded Chroma bank.
         url: URL of a Chroma server (``chroma run``), e.g. ``http://127.0.0.1:8000``.
         collection_name: Chroma collection (``ATMA_COLLECTION``; default ``atma_memory``).
-        embeddings: any LangChain embeddings; default all-MiniLM-L6-v2 (offline).
+        embeddings: any LangChain embeddings, ``"default"`` (all-MiniLM-L6-v2,
+            offline; also ``None``) or a local SentenceTransformer model directory.
         multi_valued_slots: slot families that may hold several active values.
         recover: roll pending journal entries forward on open (default True).
         record_cache: keep a write-through LRU cache of records read or written by
@@ -347,13 +348,17 @@ class StateBank:
             same one (``ATMA_LOCK_DIR``; default ``<tempdir>/atma-locks``).
         lock_timeout: seconds a commit waits for the file lock before
             :class:`~langchain_atma.errors.ConcurrentWriteError` (None: forever).
+        create: create the bank directory and collection when missing (default);
+            ``False`` opens an existing bank only (read-only tools), raising
+            :class:`~langchain_atma.errors.BankNotFoundError` and writing nothing.
 
     Threads: one bank may be shared by any number of threads; commits, ``clear``,
     ``repair`` and ``recover`` are serialised by a re-entrant lock (per bank; per
     namespace and process-wide with ``process_lock``).
 
     Raises:
-        ConfigError: ``process_lock=True`` with a host that has no ``lock_scope``.
+        ConfigError: ``process_lock=True`` with a host that has no ``lock_scope``;
+            ``embeddings`` that name no model.
     """
 
     def __init__(
@@ -363,7 +368,7 @@ class StateBank:
         path: str | os.PathLike[str] | None = None,
         url: str | None = None,
         collection_name: str | None = None,
-        embeddings: Embeddings | None = None,
+        embeddings: Embeddings | str | os.PathLike[str] | None = None,
         multi_valued_slots: Iterable[str] | None = None,
         recover: bool = True,
         record_cache: bool | None = None,
@@ -371,21 +376,21 @@ class StateBank:
         process_lock: bool | None = None,
         lock_dir: str | os.PathLike[str] | None = None,
         lock_timeout: float | None = DEFAULT_LOCK_TIMEOUT,
+        create: bool = True,
     ) -> None:
+        from langchain_atma.embeddings import resolve_embeddings
+
+        resolved = resolve_embeddings(embeddings)  # before a host is opened or created
         collection = collection_name or os.environ.get("ATMA_COLLECTION") or DEFAULT_COLLECTION
         if host is None:
             url = url or os.environ.get("ATMA_CHROMA_URL") or None
             if url:
-                host = ChromaHost.server(url, collection)
+                host = ChromaHost.server(url, collection, create=create)
             else:
                 bank_path = Path(path or os.environ.get("ATMA_PATH") or DEFAULT_PATH)
-                host = ChromaHost.persistent(bank_path, collection)
+                host = ChromaHost.persistent(bank_path, collection, create=create)
         self.host: HostStore = host
-        if embeddings is None:
-            from langchain_atma.embeddings import default_embeddings
-
-            embeddings = default_embeddings()
-        self.embeddings: Embeddings = embeddings
+        self.embeddings: Embeddings = resolved
         self.multi_valued_slots = frozenset(
             s.lower() for s in (multi_valued_slots or DEFAULT_MULTI_VALUED_SLOTS)
         )
@@ -461,7 +466,7 @@ class StateBank:
                     self._cache.pop(i, None)
 
     @classmethod
-    def in_memory(cls, *, embeddings: Embeddings | None = None, **kwargs: Any) -> StateBank:
+    def in_memory(cls, *, embeddings: Embeddings | str | None = None, **kwargs: Any) -> StateBank:
         """A bank on an ephemeral in-memory Chroma collection (tests, demos)."""
         return cls(host=ChromaHost.ephemeral(), embeddings=embeddings, **kwargs)
 
@@ -572,6 +577,25 @@ class StateBank:
         flt = HostFilter(namespace, equals=equals, any_of=any_of)
         recs = [_row_to_record(r) for r in self.host.scan(flt)]
         return sorted(recs, key=lambda r: r.sort_key)
+
+    def __repr__(self) -> str:
+        from langchain_atma.embeddings import encoder_name
+
+        where = getattr(self.host, "lock_scope", None) or type(self.host).__name__
+        return f"StateBank({where!r}, embeddings={encoder_name(self.embeddings)!r})"
+
+    def namespaces(self) -> list[str]:
+        """The namespaces that hold at least one record, sorted.
+
+        Reads every row's metadata: meant for tools and error messages, not hot paths.
+
+        Raises:
+            ConfigError: the host cannot list its rows.
+        """
+        lister = getattr(self.host, "namespaces", None)
+        if not callable(lister):
+            raise ConfigError(f"{type(self.host).__name__} cannot list namespaces")
+        return list(lister())
 
     def count(self, namespace: str) -> int:
         """Number of records in a namespace."""

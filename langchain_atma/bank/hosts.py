@@ -46,7 +46,7 @@ from urllib.parse import urlparse
 
 import numpy as np
 
-from langchain_atma.errors import ConfigError, HostUnavailableError
+from langchain_atma.errors import BankNotFoundError, ConfigError, HostUnavailableError
 
 __all__ = [
     "ChromaHost",
@@ -152,6 +152,34 @@ def _wrap_chroma_errors(exc: Exception, where: str) -> Exception:
     return exc
 
 
+def _parse_server_url(url: str) -> tuple[str, int, bool]:
+    """``(hostname, port, ssl)`` of a Chroma server URL (``http[s]://HOST[:PORT][/]``).
+
+    Raises:
+        ConfigError: anything else (a missing or unknown scheme separator, no host, a
+            port that is not a number from 1 to 65535, a path, query, user or spaces).
+    """
+    bad = ConfigError(f"invalid Chroma URL {url!r}; expected http://HOST:PORT")
+    text = url.strip() if isinstance(url, str) else ""
+    if not text or any(ch.isspace() for ch in text):
+        raise bad
+    if "://" not in text:
+        if "/" in text.split("?")[0].rstrip("/"):
+            raise bad  # "http//host:8000", "host/path"
+        text = f"http://{text}"
+    parsed = urlparse(text)
+    try:
+        port = parsed.port
+    except ValueError:
+        raise bad from None
+    if (parsed.scheme not in ("http", "https") or not parsed.hostname or port == 0
+            or parsed.path not in ("", "/") or parsed.query or parsed.fragment
+            or parsed.username or parsed.password):
+        raise bad
+    ssl = parsed.scheme == "https"
+    return parsed.hostname, port or (443 if ssl else 8000), ssl
+
+
 class ChromaHost:
     """A Chroma collection as the host (default).
 
@@ -169,12 +197,23 @@ class ChromaHost:
         collection_name: collection to use (created if missing, cosine space).
     """
 
-    def __init__(self, client: Any, collection_name: str = "atma_memory") -> None:
+    def __init__(self, client: Any, collection_name: str = "atma_memory", *,
+                 create: bool = True) -> None:
         self.client = client
         self.collection_name = collection_name
         self.is_server = False
         # names the shared store in writer-lock keys (set by server() / persistent())
         self.lock_scope: str | None = None
+        if not create:
+            try:
+                names = {getattr(c, "name", c) for c in client.list_collections()}
+            except Exception as exc:  # noqa: BLE001
+                raise _wrap_chroma_errors(exc, "list collections") from exc
+            if collection_name not in names:
+                raise BankNotFoundError(
+                    f"no bank collection {collection_name!r} here"
+                    + (f" (collections: {', '.join(sorted(names))})" if names else "")
+                )
         try:
             self.collection = client.get_or_create_collection(
                 collection_name,
@@ -191,24 +230,37 @@ class ChromaHost:
 
     # -- constructors -----------------------------------------------------------------
     @classmethod
-    def persistent(cls, path: str | os.PathLike[str], collection_name: str = "atma_memory") -> (
-        ChromaHost
-    ):
-        """Embedded bank in a local directory (single process)."""
+    def persistent(cls, path: str | os.PathLike[str], collection_name: str = "atma_memory",
+                   *, create: bool = True) -> ChromaHost:
+        """Embedded bank in a local directory (single process).
+
+        Args:
+            path: the bank directory.
+            collection_name: the collection.
+            create: create the directory and collection when missing; with ``False``
+                a missing one raises :class:`~langchain_atma.errors.BankNotFoundError`
+                and nothing is written.
+        """
         import chromadb
         from chromadb.config import Settings
 
+        if not create and not (Path(path) / "chroma.sqlite3").is_file():
+            raise BankNotFoundError(f"no bank at {path} (the directory holds no Chroma database)")
         Path(path).mkdir(parents=True, exist_ok=True)
         client = chromadb.PersistentClient(
             path=str(path), settings=Settings(anonymized_telemetry=False)
         )
-        host = cls(client, collection_name)
+        host = cls(client, collection_name, create=create)
         host.lock_scope = f"chroma-path:{Path(path).resolve()}/{collection_name}"
         return host
 
     @classmethod
-    def server(cls, url: str, collection_name: str = "atma_memory") -> ChromaHost:
+    def server(cls, url: str, collection_name: str = "atma_memory", *,
+               create: bool = True) -> ChromaHost:
         """A Chroma server reached by URL, e.g. ``http://127.0.0.1:8000``.
+
+        With ``create=False`` a missing collection raises
+        :class:`~langchain_atma.errors.BankNotFoundError` instead of being created.
 
         Raises:
             ConfigError: for a malformed URL.
@@ -217,15 +269,12 @@ class ChromaHost:
         import chromadb
         from chromadb.config import Settings
 
-        parsed = urlparse(url if "://" in url else f"http://{url}")
-        if parsed.scheme not in ("http", "https") or not parsed.hostname:
-            raise ConfigError(f"invalid Chroma URL {url!r}; expected http://HOST:PORT")
-        port = parsed.port or (443 if parsed.scheme == "https" else 8000)
+        hostname, port, ssl = _parse_server_url(url)
         try:
             client = chromadb.HttpClient(
-                host=parsed.hostname,
+                host=hostname,
                 port=port,
-                ssl=parsed.scheme == "https",
+                ssl=ssl,
                 settings=Settings(anonymized_telemetry=False),
             )
             client.heartbeat()
@@ -234,12 +283,13 @@ class ChromaHost:
                 f"cannot reach the Chroma server at {url}: {exc}. Start one with "
                 "`chroma run --host 127.0.0.1 --port 8000 --path ./chroma-data`"
             ) from exc
-        host = cls(client, collection_name)
+        host = cls(client, collection_name, create=create)
         host.is_server = True
-        name = parsed.hostname.lower()
+        name = hostname.lower()
         if name in _LOOPBACK:
             name = "localhost"
-        host.lock_scope = f"chroma+{parsed.scheme}://{name}:{port}/{collection_name}"
+        scheme = "https" if ssl else "http"
+        host.lock_scope = f"chroma+{scheme}://{name}:{port}/{collection_name}"
         return host
 
     @classmethod
@@ -347,6 +397,21 @@ class ChromaHost:
             return int(self.collection.count())
         except Exception as exc:  # noqa: BLE001
             raise _wrap_chroma_errors(exc, "count") from exc
+
+    def namespaces(self) -> list[str]:
+        """The namespaces that hold at least one row, sorted (reads every row's metadata)."""
+        names: set[str] = set()
+        offset, page = 0, 5000
+        try:
+            while True:
+                got = self.collection.get(include=["metadatas"], limit=page, offset=offset)
+                mds = got.get("metadatas") or []
+                names.update(str(md[NS_KEY]) for md in mds if md and md.get(NS_KEY))
+                if len(mds) < page:
+                    return sorted(names)
+                offset += page
+        except Exception as exc:  # noqa: BLE001
+            raise _wrap_chroma_errors(exc, "list namespaces") from exc
 
     def journal_put(self, entry_id: str, payload: str) -> None:
         """Write a journal entry (a one-dimensional dummy vector is stored)."""
@@ -545,6 +610,11 @@ class VectorStoreHost:
         if isinstance(store, dict):
             return len(store)
         return len(self._all_docs())
+
+    def namespaces(self) -> list[str]:
+        """The namespaces that hold at least one row, sorted."""
+        return sorted({str(ns) for d in self._all_docs()
+                       if (ns := (getattr(d, "metadata", None) or {}).get(NS_KEY))})
 
     def _flush_journal(self) -> None:
         if self._journal_path is not None:

@@ -35,7 +35,6 @@ Example:
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import json
 import logging
 from abc import ABC, abstractmethod
@@ -47,6 +46,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from langchain_atma._bounded_call import ainvoke_bounded, invoke_bounded
 from langchain_atma.bank.bank import CommitAction, CommitDecision
 from langchain_atma.errors import ConfigError, InvalidVerdictError
 from langchain_atma.records import LinkType, MemoryRecord, TransitionInfo
@@ -344,19 +344,6 @@ class _InvalidOutput(Exception):
     """Malformed or invalid structured output (internal; triggers the retry)."""
 
 
-_EXECUTOR_LOCK = Lock()
-_EXECUTOR: concurrent.futures.ThreadPoolExecutor | None = None
-
-
-def _executor() -> concurrent.futures.ThreadPoolExecutor:
-    global _EXECUTOR
-    with _EXECUTOR_LOCK:
-        if _EXECUTOR is None:
-            _EXECUTOR = concurrent.futures.ThreadPoolExecutor(
-                max_workers=8, thread_name_prefix="atma-judge")
-        return _EXECUTOR
-
-
 class LLMJudge(BaseJudge):
     """Judge backed by a chat model with structured output.
 
@@ -482,12 +469,11 @@ class LLMJudge(BaseJudge):
             self._count("calls")
             if attempt:
                 self._count("retries")
-            future = _executor().submit(self._chain.invoke, self._messages(inp, note))
             try:
-                out = future.result(timeout=self.timeout_s)
+                out = invoke_bounded(self._chain, self._messages(inp, note),
+                                     timeout_s=self.timeout_s)
                 return self._parse(out, inp)
-            except concurrent.futures.TimeoutError:
-                future.cancel()
+            except TimeoutError:
                 self._count("timeouts")
                 return self._fallback(inp, f"timeout after {self.timeout_s:g}s")
             except _InvalidOutput as exc:
@@ -506,10 +492,10 @@ class LLMJudge(BaseJudge):
             if attempt:
                 self._count("retries")
             try:
-                out = await asyncio.wait_for(
-                    self._chain.ainvoke(self._messages(inp, note)), timeout=self.timeout_s)
+                out = await ainvoke_bounded(self._chain, self._messages(inp, note),
+                                            timeout_s=self.timeout_s)
                 return self._parse(out, inp)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 self._count("timeouts")
                 return self._fallback(inp, f"timeout after {self.timeout_s:g}s")
             except _InvalidOutput as exc:

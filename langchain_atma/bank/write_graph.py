@@ -93,18 +93,22 @@ Example:
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import logging
 import operator
 import time
+import unicodedata
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Any, Literal
 
 import numpy as np
-from langchain_core.runnables import RunnableLambda
+from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel, Field, field_validator
+from typing_extensions import TypedDict
 
 from langchain_atma.bank.bank import (
     CommitAction,
@@ -149,9 +153,11 @@ __all__ = [
     "MemoryEvent",
     "WriteAudit",
     "WriteNodes",
+    "WriteOutput",
     "WriteState",
     "aingest_events",
     "create_write_graph",
+    "derived_event_id",
     "event_to_record",
     "ingest_events",
 ]
@@ -203,6 +209,21 @@ class WriteState(TypedDict, total=False):
     """Counters of this write (candidates, flagged, judge_calls, ms per stage...)."""
 
 
+class WriteOutput(TypedDict, total=False):
+    """What the write graph returns: the state without the record's vector."""
+
+    namespace: str
+    record: MemoryRecord
+    candidates: list[MemoryRecord]
+    scores: list[dict[str, Any]]
+    flagged: list[str]
+    verdicts: list[dict[str, Any]]
+    decisions: list[CommitDecision]
+    result: CommitResult | None
+    trace: list[dict[str, Any]]
+    metrics: dict[str, Any]
+
+
 class MemoryEvent(BaseModel):
     """One event to write (a dialog turn, a message, a fact)."""
 
@@ -212,7 +233,9 @@ class MemoryEvent(BaseModel):
         "omitted.")
     speaker: str | None = Field(default=None, description="Who said it.")
     event_id: str | None = Field(
-        default=None, description="Stable id; re-ingesting the same event id is a no-op.")
+        default=None, description="Stable id; re-ingesting the same event id is a no-op. "
+        "Derived from namespace, speaker, timestamp and text when omitted and the event "
+        "has a timestamp.")
     session_id: str | None = Field(default=None, description="Session or conversation id.")
     metadata: dict[str, MetadataValue] = Field(
         default_factory=dict, description="Host metadata (scalars only).")
@@ -228,8 +251,33 @@ class MemoryEvent(BaseModel):
         return normalize_metadata(v)
 
 
+def derived_event_id(event: MemoryEvent, namespace: str) -> str | None:
+    """A stable id for a timestamped event that has none, so re-ingesting it is a no-op.
+
+    The id hashes the namespace, the speaker, the timestamp (UTC, ISO) and the text
+    with Unicode (NFKC), case and whitespace folded. An event without a timestamp is
+    stamped *now* and is a new event each time: it gets no derived id.
+
+    Example:
+        >>> ev = MemoryEvent(text="I live in Boston.", speaker="Maya",
+        ...                  timestamp="2024-01-08T09:00:00")
+        >>> derived_event_id(ev, "maya") == derived_event_id(
+        ...     ev.model_copy(update={"text": "  i live in  BOSTON. "}), "maya")
+        True
+        >>> derived_event_id(ev.model_copy(update={"timestamp": None}), "maya") is None
+        True
+    """
+    if event.timestamp is None:
+        return None
+    text = " ".join(unicodedata.normalize("NFKC", event.text).casefold().split())
+    key = "\x1f".join((namespace, event.speaker or "", event.timestamp.isoformat(), text))
+    return "auto:" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
 def event_to_record(event: MemoryEvent | dict[str, Any], namespace: str) -> MemoryRecord:
     """Build the record of an event (provenance: event id, speaker, session).
+
+    An event without ``event_id`` but with a timestamp gets :func:`derived_event_id`.
 
     Raises:
         InvalidRecordError: the event is malformed (missing or empty text...).
@@ -244,8 +292,8 @@ def event_to_record(event: MemoryEvent | dict[str, Any], namespace: str) -> Memo
     return MemoryRecord(
         namespace=namespace,
         content=ev.text,
-        provenance=Provenance(source_event_id=ev.event_id, speaker=ev.speaker,
-                              session_id=ev.session_id),
+        provenance=Provenance(source_event_id=ev.event_id or derived_event_id(ev, namespace),
+                              speaker=ev.speaker, session_id=ev.session_id),
         metadata=dict(ev.metadata),
         **kwargs,
     )
@@ -405,8 +453,8 @@ class WriteNodes:
         return cands
 
     async def apropose(self, state: WriteState) -> dict[str, Any]:
-        """Async :meth:`propose` (bank calls are local and synchronous)."""
-        return self.propose(state)
+        """Async :meth:`propose`, run in a worker thread (embedding and host calls block)."""
+        return await asyncio.to_thread(self.propose, state)
 
     def route(self, state: WriteState) -> _Route:
         """After propose: end (idempotent), judge (something flagged), or commit."""
@@ -681,8 +729,8 @@ class WriteNodes:
         return self._commit(state)
 
     async def acommit(self, state: WriteState) -> dict[str, Any]:
-        """Async :meth:`commit` (bank calls are local and synchronous)."""
-        return self._commit(state)
+        """Async :meth:`commit`, run in a worker thread (host writes block)."""
+        return await asyncio.to_thread(self._commit, state)
 
     # -------------------------------------------------------------------- trace
     @staticmethod
@@ -699,6 +747,19 @@ def _node(name: str, func: Any, afunc: Any) -> Any:
         tags=["atma", "atma:bank"],
         metadata={"atma.level": "bank", "atma.node": name},
     )
+
+
+def _steps(nodes: WriteNodes) -> dict[str, Any]:
+    """The write steps as traced runnables, named as the write graph's nodes."""
+    return {name: _node(name, getattr(nodes, name), getattr(nodes, f"a{name}"))
+            for name in ("propose", "judge", "commit")}
+
+
+def _write_run(body: Any) -> Any:
+    """One event's write as one ``atma.bank.write`` run (a sync or an async body)."""
+    return RunnableLambda(body, name="atma.bank.write").with_config(
+        run_name="atma.bank.write", tags=["atma", "atma:bank"],
+        metadata={"atma.level": "bank"})
 
 
 def create_write_graph(
@@ -726,7 +787,7 @@ def create_write_graph(
     """
     nodes = WriteNodes(bank, gate=gate, judge=judge, candidate_k=candidate_k,
                        use_gate=use_gate, use_judge=use_judge)
-    g: StateGraph = StateGraph(WriteState)
+    g: StateGraph = StateGraph(WriteState, output_schema=WriteOutput)
     for name, f, af in (("propose", nodes.propose, nodes.apropose),
                         ("judge", nodes.judge, nodes.ajudge),
                         ("commit", nodes.commit, nodes.acommit)):
@@ -963,6 +1024,7 @@ def ingest_events(
     candidate_k: int = DEFAULT_CANDIDATE_K,
     trace: list[dict[str, Any]] | None = None,
     audit: list[WriteAudit] | None = None,
+    config: RunnableConfig | None = None,
 ) -> IngestReport:
     """Write events in order through the write path (batch-encoded up front).
 
@@ -986,6 +1048,9 @@ def ingest_events(
         trace: if given, every node's trace entry is appended to it.
         audit: if given, one :class:`WriteAudit` per event is appended to it
             (candidates, flags, verdicts and applied decisions by record id).
+        config: the caller's run config (callbacks, tags, metadata): each event is
+            one ``atma.bank.write`` run with ``atma.bank.propose`` / ``judge`` /
+            ``commit`` children, as in the write graph.
 
     Returns:
         An :class:`IngestReport`.
@@ -1002,18 +1067,24 @@ def ingest_events(
     t_enc = time.perf_counter()
     vecs: Any = bank.embed([r.content for r in records]) if records else []
     acc.sec["encode"] += time.perf_counter() - t_enc
-    for state in _states(records, vecs, namespace, progress):
+    steps = _steps(nodes)
+
+    def write_one(state: WriteState, config: RunnableConfig) -> WriteState:
         # propose -> judge -> commit under the namespace's writer lock, so another
         # writer (thread, or process on the same Chroma server) cannot commit between
         # the read that planned this write and the write itself
         with bank.writer_lock(namespace):
-            _merge(state, nodes.propose(state))
+            _merge(state, steps["propose"].invoke(state, config))
             route = nodes.route(state)
             if route == "judge":
-                _merge(state, nodes.judge(state))
+                _merge(state, steps["judge"].invoke(state, config))
             if route != "__end__":
-                _merge(state, nodes.commit(state))
-        acc.add(state, trace, audit)
+                _merge(state, steps["commit"].invoke(state, config))
+        return state
+
+    write = _write_run(write_one)
+    for state in _states(records, vecs, namespace, progress):
+        acc.add(write.invoke(state, config), trace, audit)
     return acc.finish(t_start)
 
 
@@ -1030,10 +1101,9 @@ async def aingest_events(
     candidate_k: int = DEFAULT_CANDIDATE_K,
     trace: list[dict[str, Any]] | None = None,
     audit: list[WriteAudit] | None = None,
+    config: RunnableConfig | None = None,
 ) -> IngestReport:
     """Async :func:`ingest_events` (events stay strictly in order; the judge is awaited)."""
-    import asyncio
-
     t_start = time.perf_counter()
     records = _prepare(bank, events, namespace)
     nodes = WriteNodes(bank, gate=gate, judge=judge, candidate_k=candidate_k,
@@ -1043,12 +1113,18 @@ async def aingest_events(
     vecs: Any = (await asyncio.to_thread(bank.embed, [r.content for r in records])
             if records else [])
     acc.sec["encode"] += time.perf_counter() - t_enc
-    for state in _states(records, vecs, namespace, progress):
-        _merge(state, await nodes.apropose(state))
+    steps = _steps(nodes)
+
+    async def write_one(state: WriteState, config: RunnableConfig) -> WriteState:
+        _merge(state, await steps["propose"].ainvoke(state, config))
         route = nodes.route(state)
         if route == "judge":
-            _merge(state, await nodes.ajudge(state))
+            _merge(state, await steps["judge"].ainvoke(state, config))
         if route != "__end__":
-            _merge(state, await nodes.acommit(state))
-        acc.add(state, trace, audit)
+            _merge(state, await steps["commit"].ainvoke(state, config))
+        return state
+
+    write = _write_run(write_one)
+    for state in _states(records, vecs, namespace, progress):
+        acc.add(await write.ainvoke(state, config), trace, audit)
     return acc.finish(t_start)

@@ -449,8 +449,8 @@ def normalize_answer(text: object) -> str:
     """Lowercase, drop punctuation and the articles a/an/the, collapse spaces.
 
     Example:
-        >>> normalize_answer("The Seattle, CO area!")
-        'denver co area'
+        >>> normalize_answer("The Seattle, WA area!")
+        'seattle wa area'
     """
     lowered = str(text).lower().translate(_PUNCT_TABLE)
     return " ".join(_ARTICLES_RE.sub(" ", lowered).split())

@@ -42,6 +42,7 @@ from langchain_core.output_parsers import StrOutputParser
 from langchain_core.runnables import Runnable, RunnablePassthrough
 from pydantic import BaseModel, Field
 
+from langchain_atma._bounded_call import ainvoke_bounded, invoke_bounded
 from langchain_atma._checks import optional_non_negative
 from langchain_atma.errors import ConfigError, InvalidQueryError, InvalidRecordError
 from langchain_atma.qa.labels import project_label
@@ -499,7 +500,7 @@ def can_answer(question: str, text: str, *, states_fact: bool | None = None) -> 
         states_fact: the record's ``states_fact`` flag, when the write path set it.
 
     Example:
-        >>> can_answer("Who is Dariusz's roommate now?", "Dieter took the spare room.")
+        >>> can_answer("Who is Dariusz's roommate now?", "My roommate is Dieter now.")
         True
         >>> can_answer("Who is Dariusz's roommate now?", "Wow, that looks cozy!")
         False
@@ -896,14 +897,10 @@ class LLMAnswerer:
             return _no_evidence(prof.view)
         ids = [r.id for r in items]
         inputs = self._inputs(q, prof.view, items)
-        pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
         try:
-            future = pool.submit(self.chain.invoke, inputs)
-            raw = future.result(timeout=self.timeout_s)
+            raw = invoke_bounded(self.chain, inputs, timeout_s=self.timeout_s)
         except Exception as exc:  # noqa: BLE001 - every model failure becomes visible
             return self._failed(exc, prof.view, ids)
-        finally:
-            pool.shutdown(wait=False, cancel_futures=True)
         return self._finish(raw, prof.view, ids)
 
     async def aanswer(
@@ -919,7 +916,7 @@ class LLMAnswerer:
         ids = [r.id for r in items]
         inputs = self._inputs(q, prof.view, items)
         try:
-            raw = await asyncio.wait_for(self.chain.ainvoke(inputs), timeout=self.timeout_s)
+            raw = await ainvoke_bounded(self.chain, inputs, timeout_s=self.timeout_s)
         except Exception as exc:  # noqa: BLE001 - every model failure becomes visible
             return self._failed(exc, prof.view, ids)
         return self._finish(raw, prof.view, ids)

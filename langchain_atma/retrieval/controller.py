@@ -47,21 +47,19 @@ Example:
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import re
 import time
 from collections.abc import Sequence
-from concurrent.futures import TimeoutError as FutureTimeoutError
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableConfig
-from langchain_core.runnables.config import ContextThreadPoolExecutor
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
+from langchain_atma._bounded_call import ainvoke_bounded, invoke_bounded
 from langchain_atma._checks import optional_non_negative
 from langchain_atma.errors import ConfigError
 from langchain_atma.records import LinkType, RecordStatus
@@ -1016,11 +1014,10 @@ class LLMController:
         """One bounded model call; failures come back as ``ControllerRun.error``."""
         start = time.perf_counter()
         messages, aliases = self.build_messages(profile, rows, k=k)
-        executor = ContextThreadPoolExecutor(max_workers=1)
         try:
-            future = executor.submit(self._runnable.invoke, messages, config)
-            result = future.result(timeout=self.timeout_s)
-        except FutureTimeoutError:
+            result = invoke_bounded(self._runnable, messages, timeout_s=self.timeout_s,
+                                    config=config)
+        except TimeoutError:
             logger.warning("retrieve controller timed out after %.1f s", self.timeout_s)
             return ControllerRun(controller=self.name, error="timeout",
                                  ms=(time.perf_counter() - start) * 1000.0)
@@ -1028,8 +1025,6 @@ class LLMController:
             logger.warning("retrieve controller failed: %s", exc)
             return ControllerRun(controller=self.name, error="model_error", raw=str(exc)[:500],
                                  ms=(time.perf_counter() - start) * 1000.0)
-        finally:
-            executor.shutdown(wait=False)
         return self._finish(result, aliases, start)
 
     async def arun(
@@ -1044,10 +1039,9 @@ class LLMController:
         start = time.perf_counter()
         messages, aliases = self.build_messages(profile, rows, k=k)
         try:
-            result = await asyncio.wait_for(
-                self._runnable.ainvoke(messages, config), timeout=self.timeout_s
-            )
-        except asyncio.TimeoutError:
+            result = await ainvoke_bounded(self._runnable, messages, timeout_s=self.timeout_s,
+                                           config=config)
+        except TimeoutError:
             logger.warning("retrieve controller timed out after %.1f s", self.timeout_s)
             return ControllerRun(controller=self.name, error="timeout",
                                  ms=(time.perf_counter() - start) * 1000.0)

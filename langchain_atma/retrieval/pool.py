@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -200,6 +201,11 @@ def seed_rows(
     ]
 
 
+# one probe vector per bank (weakly held: a dropped bank drops its probe)
+_PROBES: weakref.WeakKeyDictionary[StateBank, np.ndarray] = weakref.WeakKeyDictionary()
+_PROBES_LOCK = threading.Lock()
+
+
 class SpeakerDirectory:
     """Which names are speakers of a namespace (asked from the bank, cached).
 
@@ -220,7 +226,6 @@ class SpeakerDirectory:
         self.negative_ttl_s = negative_ttl_s
         self.max_entries = max_entries
         self._known: dict[tuple[str, str], tuple[bool, float]] = {}
-        self._probe: dict[int, np.ndarray] = {}
         self._lock = threading.Lock()
 
     def probe_vector(self, bank: StateBank,
@@ -228,15 +233,16 @@ class SpeakerDirectory:
         """Any vector of the bank's dimension, for the top-1 speaker checks.
 
         The check only asks whether a row exists, so the vector's direction does
-        not matter; it is computed once (from ``hint`` when given) and reused.
+        not matter; it is computed once per bank and process (from ``hint`` when
+        given) and reused by every directory and call.
         """
-        with self._lock:
-            vec = self._probe.get(id(bank))
+        with _PROBES_LOCK:
+            vec = _PROBES.get(bank)
         if vec is None:
             vec = np.asarray(hint if hint is not None else bank.embed_query("speaker"),
                              dtype=np.float32)
-            with self._lock:
-                self._probe[id(bank)] = vec
+            with _PROBES_LOCK:
+                _PROBES[bank] = vec
         return vec
 
     def is_speaker(self, bank: StateBank, namespace: str, name: str,

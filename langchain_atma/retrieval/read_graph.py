@@ -33,12 +33,13 @@ import json
 import operator
 import time
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any
 
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langchain_core.runnables.config import merge_configs, run_in_executor
 from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel, Field
+from typing_extensions import TypedDict
 
 from langchain_atma.bank.bank import StateBank
 from langchain_atma.errors import ConfigError, NamespaceError
@@ -66,6 +67,7 @@ from langchain_atma.retrieval.pool import (
 )
 from langchain_atma.retrieval.profiler import QueryProfiler
 from langchain_atma.retrievers import assemble_packet
+from langchain_atma.tracing import level_config
 
 __all__ = [
     "ReadInput",
@@ -153,17 +155,6 @@ def trace_summary(state: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _node_config(config: RunnableConfig | None, level: str, node: str) -> RunnableConfig:
-    return merge_configs(
-        config,
-        {
-            "run_name": f"atma.{level}.{node}",
-            "tags": ["atma", f"atma:{level}"],
-            "metadata": {"atma.level": level, "atma.node": node},
-        },
-    )
-
-
 _Work = Callable[[ReadState, RunnableConfig], tuple[dict[str, Any], str, str]]
 _AWork = Callable[[ReadState, RunnableConfig], Awaitable[tuple[dict[str, Any], str, str]]]
 
@@ -180,12 +171,12 @@ def _wrap(level: str, node: str, work: _Work, awork: _AWork) -> RunnableLambda[A
 
     def call(state: ReadState, config: RunnableConfig) -> dict[str, Any]:
         start = time.perf_counter()
-        update, saw, decided = inner.invoke(state, _node_config(config, level, node))
+        update, saw, decided = inner.invoke(state, level_config(config, level, node))
         return {**update, "trace": [_entry(saw, decided, start)]}
 
     async def acall(state: ReadState, config: RunnableConfig) -> dict[str, Any]:
         start = time.perf_counter()
-        update, saw, decided = await inner.ainvoke(state, _node_config(config, level, node))
+        update, saw, decided = await inner.ainvoke(state, level_config(config, level, node))
         return {**update, "trace": [_entry(saw, decided, start)]}
 
     return RunnableLambda(call, afunc=acall, name=node)
@@ -282,7 +273,8 @@ def create_read_graph(
     async def profile_awork(state: ReadState, config: RunnableConfig) -> (
         tuple[dict[str, Any], str, str]
     ):
-        return profile_work(state, config)
+        # the first question loads the state model from disk: never on the event loop
+        return await run_in_executor(config, profile_work, state, config)
 
     def seed_work(state: ReadState, config: RunnableConfig) -> tuple[dict[str, Any], str, str]:
         ns = state["namespace"]

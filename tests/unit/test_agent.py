@@ -148,7 +148,11 @@ def test_memory_tools_remember_and_recall(bank):
                               write_options=WRITE)
     first = graph.invoke({"messages": [("user", "Please remember my dog's name is Rex?")]})
     assert first["messages"][2].content.startswith("Stored.")
-    assert [r.content for r in bank.records("agent-tools")] == ["The user's dog is called Rex."]
+    # the turn (a statement about the user) was stored; the distilled fact supersedes
+    # it, so one live copy remains and the turn is history
+    states = {r.content: r.status.value for r in bank.records("agent-tools")}
+    assert states == {"Please remember my dog's name is Rex?": "superseded",
+                      "The user's dog is called Rex.": "active"}
     second = graph.invoke({"messages": [("user", "What is my dog called?")]})
     recalled = [m for m in second["messages"] if isinstance(m, ToolMessage)][0].content
     assert recalled.startswith("[1] current memory |") and "Rex" in recalled
@@ -221,3 +225,38 @@ def test_graph_structure_matches_the_snapshot():
     assert drawn == SNAPSHOT.read_text(encoding="utf-8"), (
         "the agent graph structure changed; if intended, regenerate the snapshot with "
         "ATMA_UPDATE_SNAPSHOTS=1")
+
+
+def test_agent_run_tree_shows_the_bank_and_retrieval_levels(bank):
+    from langchain_atma.tracing import TraceCollector
+
+    agent = create_atma_agent(OfflineMemoryEchoModel(), bank=bank, namespace="tree",
+                              write_options=WRITE)
+    runs = TraceCollector()
+    agent.invoke({"messages": [HumanMessage(content="I repair clocks for a living.")]},
+                 {"callbacks": [runs]})
+    by_id = {r["id"]: r for r in runs.runs}
+
+    def under(run: dict[str, Any]) -> list[str]:
+        names = []
+        while run["parent_id"] in by_id:
+            run = by_id[run["parent_id"]]
+            names.append(run["name"])
+        return names
+
+    levels = {r["name"]: under(r) for r in runs.runs if r["name"].startswith("atma.")}
+    assert "remember" in levels["atma.bank.write"] and "remember" in levels["atma.bank.commit"]
+    for step in ("profile", "seed", "expand", "rank"):
+        assert "recall" in levels[f"atma.retrieval.{step}"]
+    nodes = {r["name"]: r["metadata"] for r in runs.runs if r["name"] in ("remember", "recall")}
+    assert nodes["remember"].get("atma.level") == "bank"
+    assert nodes["recall"].get("atma.level") == "retrieval"
+
+
+def test_agent_stores_statements_not_requests_questions_or_replies(bank):
+    agent = create_atma_agent(OfflineMemoryEchoModel(), bank=bank, namespace="policy",
+                              write_options=WRITE)
+    for text in ("Tell me a story about a lighthouse.", "What time is it in Lima?",
+                 "haha nice", "I keep bees on my roof terrace."):
+        agent.invoke({"messages": [("user", text)]})
+    assert [r.content for r in bank.records("policy")] == ["I keep bees on my roof terrace."]

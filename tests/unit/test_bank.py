@@ -229,3 +229,14 @@ def test_repair_fixes_every_violation_kind_without_deleting(bank):
     assert {v.kind for v in fixed} >= {"dangling_link", "missing_reciprocal", "double_active"}
     assert bank.verify("u1") == []
     assert bank.count("u1") == 4
+
+
+@pytest.mark.parametrize("url", ["http//localhost:8000", "http://localhost:notaport",
+                                 "http://", "localhost:8000/x", "ftp://h:1", "http://h:70000",
+                                 "http://user:pw@h:1", "h:0", " ", "http://h:1 2"])
+def test_a_malformed_chroma_url_is_a_config_error_before_any_connection(url: str) -> None:
+    from langchain_atma.bank.hosts import ChromaHost
+    from langchain_atma.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="invalid Chroma URL"):
+        ChromaHost.server(url)

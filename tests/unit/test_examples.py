@@ -23,6 +23,12 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 
 EXPECTED: dict[str, list[str]] = {
+    "agent_middleware.py": [
+        "  agent: From memory (current memory): I no longer work as a teacher; "
+        "I now work as a pilot.",
+        "stored: [superseded] I work as a teacher at a primary school.",
+        "stored: [active] I no longer work as a teacher; I now work as a pilot.",
+    ],
     "rag_chain.py": [
         "Answer: From memory (current memory): I no longer work as a teacher; "
         "I now work as a pilot.",

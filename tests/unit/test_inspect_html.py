@@ -64,3 +64,15 @@ def test_text_timeline_strips_terminal_control_sequences():
     assert "\nFAKE" not in text  # the record's newline cannot start a line of its own
     assert "I live in Oslo." in text and "all records deleted" in text  # content kept
     assert max(len(line) for line in text.splitlines()) < 360  # long texts are cut
+
+
+def test_page_lists_records_outside_chains_with_their_speaker():
+    from langchain_atma.records import Provenance
+
+    bank = _bank()
+    bank.add(MemoryRecord(namespace="u", content="Tea over coffee, always.",
+                          provenance=Provenance(speaker="Odile")))
+    page = render_bank_html(bank, "u")
+    assert "1 other records" in page and "Other records (1)" in page
+    assert "Tea over coffee, always." in page and "<td>Odile</td>" in page
+    assert page.count("<th>speaker</th>") == 2  # the chain's table and the others'

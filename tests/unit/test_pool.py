@@ -251,3 +251,27 @@ def test_stable_prerank_and_top_k():
     for bad in (0, -1, 1.5, True):
         with pytest.raises(InvalidQueryError):
             top_k(ranked, bad)
+
+
+def test_a_question_naming_a_speaker_costs_one_embedding_per_call(fake_embeddings):
+    """The speaker probe vector is computed once per bank, not once per call."""
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    from langchain_atma.records import Provenance
+    from langchain_atma.retrieval.pool import speaker_seed_rows
+
+    class Counting(DeterministicFakeEmbedding):
+        queries: list[str] = []
+
+        def embed_query(self, text: str) -> list[float]:
+            type(self).queries.append(text)
+            return super().embed_query(text)
+
+    Counting.queries = []
+    bank = StateBank.in_memory(embeddings=Counting(size=32))
+    bank.commit(R("I swim at dawn.", provenance=Provenance(speaker="Odile")), [])
+    for _ in range(3):  # a fresh speaker directory each call, as ask() and the retriever
+        rows, info = speaker_seed_rows(bank, NS, "How often does Odile swim?", seed_k=3)
+        assert info.speaker == "Odile" and rows
+    assert Counting.queries.count("speaker") <= 1
+    assert len(Counting.queries) <= 4  # the probe once, then one embedding per question

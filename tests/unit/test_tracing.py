@@ -133,3 +133,99 @@ def test_export_jsonl(traced, tmp_path):
         export_jsonl("not runs", path)
     with pytest.raises(ConfigError):
         export_jsonl([object()], path)
+
+
+def _llm_parents(col: TraceCollector) -> list[list[str]]:
+    return [_ancestors(col, r) for r in col.runs if r["run_type"] in ("llm", "chat_model")]
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_llm_runs_nest_under_their_level_node(minilm, mode):
+    """Sync calls run in a worker thread: the run context must go with them (issue 25)."""
+    import asyncio
+
+    from langchain_core.messages import AIMessage
+
+    from langchain_atma.bank.judge import LLMJudge
+    from langchain_atma.qa.answerer import LLMAnswerer
+    from tests.unit.test_judge import GOOD, FakeChat, _call
+
+    FakeChat.seen = []
+    bank = StateBank.in_memory(embeddings=minilm)
+    old = MemoryRecord(namespace="nest", content="I live in Boston.", time="2023-01-01")
+    bank.commit(old, [])
+    verdict = {**GOOD, "suggested_links": [{"type": "supersedes", "target_id": old.id}]}
+    judge = LLMJudge(FakeChat(messages=iter([_call(verdict)])), timeout_s=10, fallback=None)
+    write = create_write_graph(bank, use_gate=False, judge=judge)
+    answerer = LLMAnswerer(FakeChat(messages=iter([AIMessage(content="Seattle.")])),
+                           timeout_s=10)
+    read = create_read_graph(bank, namespace="nest", answerer=answerer)
+    new = {"record": MemoryRecord(namespace="nest", content="I moved to Seattle last month.",
+                                  time="2023-06-01")}
+    question = {"question": "Where do I live now?"}
+    runs = TraceCollector()
+    cfg = {"callbacks": [runs]}
+    if mode == "sync":
+        write.invoke(new, cfg)
+        read.invoke(question, cfg)
+    else:
+        async def both() -> None:
+            await write.ainvoke(new, cfg)
+            await read.ainvoke(question, cfg)
+
+        asyncio.run(both())
+    parents = _llm_parents(runs)
+    assert len(parents) == 2, parents  # one judge call, one answer call
+    assert sum("atma.bank.judge" in p for p in parents) == 1, parents
+    assert sum("atma.qa.answer" in p for p in parents) == 1, parents
+    assert bank.get("nest", old.id).status is RecordStatus.SUPERSEDED
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_ingest_events_emits_one_write_run_per_event_with_level_children(minilm, mode):
+    import asyncio
+
+    from langchain_atma.bank.write_graph import aingest_events, ingest_events
+
+    bank = StateBank.in_memory(embeddings=minilm)
+    judge = ScriptedJudge({"I moved to Seattle last month.": "supersede"})
+    events = [{"text": "I live in Boston.", "timestamp": "2023-01-01"},
+              {"text": "I moved to Seattle last month.", "timestamp": "2023-06-01"}]
+    runs = TraceCollector()
+    kwargs = {"namespace": "ing", "use_gate": False, "judge": judge,
+              "config": {"callbacks": [runs], "tags": ["mine"]}}
+    if mode == "sync":
+        rep = ingest_events(bank, events, **kwargs)
+    else:
+        rep = asyncio.run(aingest_events(bank, events, **kwargs))
+    assert rep.supersessions == 1
+    writes = [r for r in runs.runs if r["name"] == "atma.bank.write"]
+    assert len(writes) == 2 and all(r["parent_id"] is None for r in writes)
+    assert all("mine" in r["tags"] for r in writes)
+    children = {w["id"]: sorted(r["name"] for r in runs.runs if r["parent_id"] == w["id"])
+                for w in writes}
+    assert sorted(children.values()) == [
+        ["atma.bank.commit", "atma.bank.judge", "atma.bank.propose"],
+        ["atma.bank.commit", "atma.bank.propose"]]
+    _check_levels(runs.runs)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_retriever_runs_show_the_retrieval_steps_and_take_a_namespace_per_call(traced, mode):
+    import asyncio
+
+    from langchain_atma.retrievers import AtmaRetriever
+
+    retriever = AtmaRetriever(bank=traced["bank"], namespace="nobody", k=2)
+    runs = TraceCollector()
+    cfg = {"callbacks": [runs], "configurable": {"namespace": "tr"}}
+    docs = (retriever.invoke("Where do I live now?", cfg) if mode == "sync"
+            else asyncio.run(retriever.ainvoke("Where do I live now?", cfg)))
+    assert docs and "Seattle" in docs[0].page_content  # namespace "tr", not "nobody"
+    root = next(r for r in runs.runs if r["parent_id"] is None)
+    assert root["run_type"] == "retriever"
+    steps = [r["name"] for r in runs.runs if r["parent_id"] == root["id"]]
+    assert steps == ["atma.retrieval.profile", "atma.retrieval.seed",
+                     "atma.retrieval.expand", "atma.retrieval.rank"]
+    _check_levels(runs.runs)
+    assert retriever.invoke("Where do I live now?") == []  # its own (empty) namespace

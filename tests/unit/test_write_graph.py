@@ -29,6 +29,7 @@ from langchain_atma.bank.write_graph import (
     WriteState,
     aingest_events,
     create_write_graph,
+    derived_event_id,
     event_to_record,
     ingest_events,
 )
@@ -626,3 +627,23 @@ def test_async_ingest_fills_the_same_audit(bank: StateBank) -> None:
 ])
 def test_write_audit_step(audit: WriteAudit, expected: str) -> None:
     assert audit.step("o", ["supersede", "transition"]) == expected
+
+
+def test_events_without_ids_are_idempotent_when_timestamped(bank: StateBank) -> None:
+    events = [{k: v for k, v in e.items() if k != "event_id"} for e in _events()]
+    ingest_events(bank, events, namespace="noid", use_gate=False, judge=_judge())
+    before = {r.id: (r.status, r.links) for r in bank.records("noid")}
+    again = [{**e, "text": "  " + e["text"].upper() + " "} for e in events]
+    rep = ingest_events(bank, again, namespace="noid", use_gate=False, judge=_judge())
+    assert rep.idempotent == len(CONVERSATION) and rep.writes == 0
+    assert {r.id: (r.status, r.links) for r in bank.records("noid")} == before
+    # another time, speaker, text or namespace is another event
+    first = MemoryEvent(**events[0])
+    variants = [MemoryEvent(**{**events[0], **change})
+                for change in ({"timestamp": events[1]["timestamp"]}, {"speaker": "Bob"},
+                               {"text": "I live in Boston!"})]
+    ids = {derived_event_id(ev, "noid") for ev in [first, *variants]}
+    assert len(ids) == 4 and derived_event_id(first, "other") not in ids
+    # without a timestamp the event is "now": each call is a new event
+    untimed = {"text": "Back from the dentist.", "speaker": "Ann"}
+    assert event_to_record(untimed, "noid").provenance.source_event_id is None

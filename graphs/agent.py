@@ -12,6 +12,7 @@ unsure of to that model.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from typing import Any
 
@@ -36,9 +37,13 @@ def _build() -> tuple[Any, CompiledStateGraph]:
     return model, graph
 
 
-def make_graph() -> CompiledStateGraph:
-    """Build the agent from the environment, once per process (nothing is built at import)."""
-    return _build()[1]
+async def make_graph() -> CompiledStateGraph:
+    """The graph factory ``langgraph.json`` names: builds once, in a worker thread.
+
+    The server calls it on its event loop; opening the bank and loading models there
+    would block the loop.
+    """
+    return (await asyncio.to_thread(_build))[1]
 
 
 def __getattr__(name: str) -> Any:

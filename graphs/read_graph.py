@@ -15,6 +15,7 @@ server first needs the graph, not when this module is imported.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from typing import Any
 
@@ -27,7 +28,7 @@ from langchain_atma.retrieval.read_graph import create_read_graph
 
 
 @functools.cache
-def make_graph() -> CompiledStateGraph:
+def build_graph() -> CompiledStateGraph:
     """Build the graph from the environment, once per process (nothing is built at import)."""
     cfg = AtmaConfig.resolve()
     controller_model = cfg.ollama_model("controller")
@@ -43,7 +44,16 @@ def make_graph() -> CompiledStateGraph:
     )
 
 
+async def make_graph() -> CompiledStateGraph:
+    """The graph factory ``langgraph.json`` names: builds in a worker thread.
+
+    The server calls it on its event loop; opening the bank (files, Chroma) and loading
+    models there would block the loop.
+    """
+    return await asyncio.to_thread(build_graph)
+
+
 def __getattr__(name: str) -> Any:
     if name == "graph":  # `from graphs.read_graph import graph` builds it on first use
-        return make_graph()
+        return build_graph()
     raise AttributeError(name)

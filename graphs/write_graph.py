@@ -22,6 +22,7 @@ the bank is opened when the server first needs the graph, not at import) or impo
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from typing import Any
 
@@ -70,7 +71,7 @@ def _prepare(default_namespace: str) -> Any:
 
 
 @functools.cache
-def make_graph() -> CompiledStateGraph:
+def build_graph() -> CompiledStateGraph:
     """Build the graph from the environment, once per process (nothing is built at import)."""
     cfg = AtmaConfig.resolve()
     write = create_write_graph(cfg.make_bank(), judge=cfg.make_judge(), gate=cfg.make_gate())
@@ -83,7 +84,16 @@ def make_graph() -> CompiledStateGraph:
     return builder.compile(name="atma_write")
 
 
+async def make_graph() -> CompiledStateGraph:
+    """The graph factory ``langgraph.json`` names: builds in a worker thread.
+
+    The server calls it on its event loop; opening the bank (files, Chroma) and loading
+    models there would block the loop.
+    """
+    return await asyncio.to_thread(build_graph)
+
+
 def __getattr__(name: str) -> Any:
     if name == "graph":  # `from graphs.write_graph import graph` builds it on first use
-        return make_graph()
+        return build_graph()
     raise AttributeError(name)

@@ -66,6 +66,7 @@ from langchain_core.tools import BaseTool, tool
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import InjectedState, ToolNode, tools_condition
+from langgraph.runtime import get_runtime
 
 from langchain_atma.bank.bank import CommitAction, CommitDecision, StateBank
 from langchain_atma.bank.write_graph import MemoryEvent, event_to_record, ingest_events
@@ -143,20 +144,32 @@ class AtmaAgentState(MessagesState, total=False):
 # --------------------------------------------------------------------- helpers
 
 
-def resolve_namespace(config: RunnableConfig | None, default: str | None) -> str:
-    """``config["configurable"]["user_id"]`` if set, else ``default``.
+def resolve_namespace(config: RunnableConfig | None, default: str | None, *,
+                      context: Any = None) -> str:
+    """The memory namespace of a run (one per user).
+
+    First found: the ``user_id`` of ``context`` (or, inside a graph, of the run's
+    ``Runtime.context``: a ``context_schema`` dataclass, TypedDict or model);
+    ``config["configurable"]["user_id"]``, then ``["namespace"]``; ``default``.
 
     Raises:
-        NamespaceError: when neither is set, or the result is malformed.
+        NamespaceError: when none is set, or the result is malformed.
     """
+    if context is None:
+        try:
+            context = get_runtime().context
+        except Exception:  # noqa: BLE001 - not inside a graph run
+            context = None
+    found = (context.get("user_id") if isinstance(context, Mapping)
+             else getattr(context, "user_id", None))
     configurable = (config or {}).get("configurable") or {}
-    ns = configurable.get("user_id") or default
-    if ns is None:
+    found = found or configurable.get("user_id") or configurable.get("namespace") or default
+    if found is None:
         raise NamespaceError(
-            "no memory namespace: pass config={'configurable': {'user_id': ...}} or "
-            "create_atma_agent(..., namespace=...)"
+            "no memory namespace: give the run a context with user_id, "
+            "config={'configurable': {'user_id': ...}} or a default namespace"
         )
-    return validate_namespace(ns)
+    return validate_namespace(str(found))
 
 
 def check_write_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -393,8 +406,21 @@ def create_memory_tools(
 # ------------------------------------------------------------------ the agent
 
 
+def _init_model(spec: str) -> BaseChatModel:
+    try:
+        from langchain.chat_models import init_chat_model
+    except ImportError as exc:
+        raise ConfigError(
+            f"a model given as a string ({spec!r}) needs langchain: "
+            'pip install "langchain-atma[agents]"') from exc
+    try:
+        return init_chat_model(spec)
+    except (ImportError, ValueError) as exc:
+        raise ConfigError(f"cannot build the chat model {spec!r}: {exc}") from exc
+
+
 def create_atma_agent(
-    model: BaseChatModel,
+    model: BaseChatModel | str,
     *,
     bank: StateBank,
     namespace: str | None = None,
@@ -407,11 +433,14 @@ def create_atma_agent(
     remember: Callable[[str], bool] | None = about_self,
     speaker: str = "user",
     write_options: Mapping[str, Any] | None = None,
+    context_schema: type[Any] | None = None,
 ) -> CompiledStateGraph:
     """Compile the memory agent graph (see the module docstring).
 
     Args:
-        model: a chat model supporting ``bind_tools``.
+        model: a chat model supporting ``bind_tools``, or a ``"provider:model"``
+            string for ``langchain.chat_models.init_chat_model`` (e.g.
+            ``"ollama:qwen2.5:3b"``; needs the ``agents`` extra).
         bank: the state bank (long-term memory).
         namespace: default namespace when the config has no ``user_id``.
         tools: extra tools (functions or ``BaseTool``).
@@ -425,6 +454,8 @@ def create_atma_agent(
             model stores with ``remember_fact``).
         speaker: speaker recorded for user turns (a message ``name`` wins).
         write_options: options for ``ingest_events`` (:data:`WRITE_OPTION_KEYS`).
+        context_schema: the run context type (``graph.invoke(..., context=...)``);
+            its ``user_id`` names the namespace (:func:`resolve_namespace`).
 
     Returns:
         The compiled graph; input ``{"messages": [...]}``.
@@ -441,6 +472,8 @@ def create_atma_agent(
     memory_tools = create_memory_tools(bank, namespace=namespace, k=kk, speaker=speaker,
                                        write_options=opts)
     all_tools: list[Any] = [*tools, *memory_tools]
+    if isinstance(model, str):
+        model = _init_model(model)
     try:
         bound: Runnable[LanguageModelInput, BaseMessage] = model.bind_tools(all_tools)
     except NotImplementedError as exc:
@@ -479,7 +512,7 @@ def create_atma_agent(
         response = bound.invoke([system, *state["messages"]], config)
         return {"messages": [response]}
 
-    graph: StateGraph = StateGraph(AtmaAgentState)
+    graph: StateGraph = StateGraph(AtmaAgentState, context_schema=context_schema)
     graph.add_node("remember", remember_node, metadata={"atma.level": "bank"})
     graph.add_node("recall", recall_node, metadata={"atma.level": "retrieval"})
     graph.add_node("agent", agent)

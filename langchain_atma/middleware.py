@@ -55,10 +55,10 @@ from langchain_atma.agent import (
     check_write_options,
     fenced_memories,
     recall_packet,
+    resolve_namespace,
 )
 from langchain_atma.bank.bank import StateBank
 from langchain_atma.bank.write_graph import MemoryEvent, ingest_events
-from langchain_atma.errors import NamespaceError
 from langchain_atma.qa.serializer import EMPTY_PACKET_TEXT
 from langchain_atma.records import validate_namespace
 from langchain_atma.text import about_self
@@ -127,22 +127,8 @@ class AtmaMemoryMiddleware(AgentMiddleware[AtmaMemoryState, Any]):
         Raises:
             NamespaceError: no namespace anywhere, or a malformed one.
         """
-        context = getattr(runtime, "context", None)
-        found = (context.get("user_id") if isinstance(context, Mapping)
-                 else getattr(context, "user_id", None))
-        if found is None:
-            try:
-                configurable = get_config().get("configurable") or {}
-            except RuntimeError:  # not inside a runnable
-                configurable = {}
-            found = configurable.get("user_id") or configurable.get("namespace")
-        found = found or self.namespace
-        if found is None:
-            raise NamespaceError(
-                "no memory namespace: give the agent a context with user_id, "
-                "config={'configurable': {'user_id': ...}} or AtmaMemoryMiddleware("
-                "..., namespace=...)")
-        return validate_namespace(str(found))
+        return resolve_namespace(_config(), self.namespace,
+                                 context=getattr(runtime, "context", None))
 
     # ------------------------------------------------------------------ hooks
     def before_agent(self, state: AtmaMemoryState, runtime: Runtime[Any]) -> dict[str, Any]:

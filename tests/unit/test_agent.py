@@ -260,3 +260,22 @@ def test_agent_stores_statements_not_requests_questions_or_replies(bank):
                  "haha nice", "I keep bees on my roof terrace."):
         agent.invoke({"messages": [("user", text)]})
     assert [r.content for r in bank.records("policy")] == ["I keep bees on my roof terrace."]
+
+
+def test_model_string_and_context_schema(bank):
+    from dataclasses import dataclass
+
+    @dataclass
+    class Ctx:
+        user_id: str
+
+    agent = create_atma_agent(OfflineMemoryEchoModel(), bank=bank, context_schema=Ctx,
+                              write_options=WRITE)
+    agent.invoke({"messages": [("user", "I sail a small dinghy on the lake.")]},
+                 context=Ctx(user_id="ctx-user"))
+    assert [r.content for r in bank.records("ctx-user")] == [
+        "I sail a small dinghy on the lake."]
+    ollama = create_atma_agent("ollama:qwen2.5:3b", bank=bank, namespace="x")
+    assert ollama.get_graph().nodes  # built offline; nothing is called
+    with pytest.raises(ConfigError, match="cannot build the chat model"):
+        create_atma_agent("no-such-provider:model", bank=bank, namespace="x")

@@ -117,7 +117,11 @@ for name in ("write_graph", "read_graph", "agent"):
     mods[name] = sys.modules[name] = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mods[name])
 
-graphs = {name: mod.make_graph() for name, mod in mods.items()}  # the server loads them
+async def load():  # as the server does, on its event loop, under blockbuster
+    with blockbuster_ctx():
+        return {name: await mod.make_graph() for name, mod in mods.items()}
+
+graphs = asyncio.run(load())
 
 async def main():
     # as `langgraph dev` runs them: any blocking call on the event loop raises
@@ -161,6 +165,8 @@ def test_graph_outputs_carry_no_vectors(graphs):
 @pytest.mark.filterwarnings("ignore:A test tried to use socket")
 def test_importing_the_server_graphs_builds_nothing(tmp_path, monkeypatch):
     """A bank is opened when the server asks for the graph: an import never fails on it."""
+    import asyncio
+
     from langchain_atma.errors import HostUnavailableError
 
     monkeypatch.setenv("ATMA_CHROMA_URL", "http://127.0.0.1:9")  # nothing listens (no sockets)
@@ -175,5 +181,5 @@ def test_importing_the_server_graphs_builds_nothing(tmp_path, monkeypatch):
         spec.loader.exec_module(mod)  # no bank, no model, no connection
         assert attr == "make_graph" and callable(mod.make_graph)
         with pytest.raises(HostUnavailableError):
-            mod.make_graph()
+            asyncio.run(mod.make_graph())
     assert not list(tmp_path.iterdir())

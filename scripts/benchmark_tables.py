@@ -96,11 +96,64 @@ def ltp_tables(out: Path) -> list[str]:
     return lines
 
 
+def locomo_table(out: Path) -> list[str]:
+    """F1, BLEU-1 and evidence recall per method, F1 per question category."""
+    res = _load(out, "locomo")
+    if res is None:
+        return []
+    cfg = res["config"]
+    k = cfg["k"]
+    cats = list(next(iter(res["methods"].values()))["f1_by_category"])
+    rows = [f"{len(cfg['samples'])} conversations, "
+            f"{next(iter(res['methods'].values()))['questions']} questions, k = {k}, "
+            f"{cfg['seconds'] / 60:.0f} min:", "",
+            "| method | F1 | BLEU-1 | evidence recall | " + " | ".join(f"F1 {c}" for c in cats)
+            + " |", "| --- |" + " ---: |" * (3 + len(cats))]
+    for m, row in res["methods"].items():
+        rows.append(f"| {m} | {row['f1']:.4f} | {row['bleu1']:.4f} | "
+                    f"{row[f'evidence_recall_at_{k}']:.4f} | "
+                    + " | ".join(f"{row['f1_by_category'][c]:.4f}" for c in cats) + " |")
+    return rows
+
+
+_PERF_KEYS = (
+    ("ingest_turns_per_s", "ingest, turns per second (end to end, learned judge)"),
+    ("judge_calls_per_write", "judge calls per write"),
+    ("judge_ms_per_pair", "judge, ms per pair (median, one pair per run)"),
+    ("judge_ms_per_write_p50", "judge, ms per write (p50)"),
+    ("judge_share_of_ingest", "judge's share of the ingest time"),
+    ("view_ms_per_question", "view head, ms per question (median)"),
+    ("overhead_ms_p50", "overlay's own read cost, ms (p50, largest bank)"),
+    ("overhead_ms_p95", "overlay's own read cost, ms (p95, largest bank)"),
+    ("retrieve_ms_p95_100k", "retrieve, ms (p95, 100k records)"),
+    ("cli_ask_cold_s", "`atma ask` in a fresh process, s (median of 3)"),
+    ("ask_warm_ms_p50", "`ask` in a warm process, ms (p50, one torch thread)"),
+    ("peak_rss_mb", "peak RSS, MB"),
+)
+
+
+def perf_table(out: Path) -> list[str]:
+    """The flat perf keys, then seed / overlay / total per bank size."""
+    res = _load(out, "perf")
+    if res is None:
+        return []
+    rows = ["| metric | key | value |", "| --- | --- | ---: |"]
+    rows += [f"| {label} | `{key}` | {res[key]} |" for key, label in _PERF_KEYS if key in res]
+    rows += ["", "| records | host seed p50 | host seed p95 | overlay p50 | overlay p95 | "
+             "retrieve p50 | retrieve p95 |", "| ---: |" + " ---: |" * 6]
+    for size, r in res["read"]["by_size"].items():
+        rows.append(f"| {int(size):,} | {r['seed_ms_p50']:.1f} | {r['seed_ms_p95']:.1f} | "
+                    f"{r['overhead_ms_p50']:.2f} | {r['overhead_ms_p95']:.2f} | "
+                    f"{r['retrieve_ms_p50']:.1f} | {r['retrieve_ms_p95']:.1f} |")
+    return rows
+
+
 def main() -> int:
     """Print every block."""
     out = Path(sys.argv[1])
     for title, rows in (("judge", judge_table(out)), ("gate", gate_table(out)),
-                        ("ltp", ltp_tables(out))):
+                        ("ltp", ltp_tables(out)), ("locomo", locomo_table(out)),
+                        ("perf", perf_table(out))):
         print(f"<!-- {title} -->")
         print("\n".join(rows))
         print()

@@ -249,6 +249,7 @@ def run_perf(*, sizes: list[int], queries: int = 200, ingest_turns: int = 300,
         out["overhead_ms_p50"] = largest["overhead_ms_p50"]
         out["overhead_ms_p95"] = largest["overhead_ms_p95"]
         out[f"retrieve_ms_p95_{_short(sizes[-1])}"] = largest["retrieve_ms_p95"]
+        out.update(_ask_startup(tmp / "demo"))
         out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
         out["config"] = {
             "sizes": sizes, "queries": queries, "ingest_turns": ingest_turns, "seed": seed,
@@ -259,6 +260,48 @@ def run_perf(*, sizes: list[int], queries: int = 200, ingest_turns: int = 300,
         return out
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _ask_startup(demo_path: Path, repeats: int = 3, warm: int = 30) -> dict[str, float]:
+    """``atma ask`` on the demo bank: a fresh process (cold), and asks in one process (warm).
+
+    Cold is the wall time of ``atma ask`` as a user runs it (imports, bank, models,
+    the answer), the median of ``repeats`` runs. Warm is the median of ``warm``
+    in-process ``ask`` calls after the first, with one torch thread as ``atma ask``.
+    """
+    import io
+    import subprocess
+    import sys
+
+    from langchain_atma.bank import StateBank
+    from langchain_atma.demo import DEMO_QUESTIONS, run_demo
+    from langchain_atma.retrieval.read_graph import ask
+
+    run_demo(io.StringIO(), path=demo_path)
+    cli = Path(sys.executable).with_name("atma")
+    argv = [str(cli), "ask", DEMO_QUESTIONS[0], "--path", str(demo_path), "-n", "maya"]
+    cold = []
+    for _ in range(repeats):
+        a = time.perf_counter()
+        subprocess.run(argv, check=True, capture_output=True, timeout=300)
+        cold.append(time.perf_counter() - a)
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as `atma ask` runs (one query, one embedding)
+    try:
+        bank = StateBank(path=demo_path)
+        ask(bank, "maya", DEMO_QUESTIONS[0])
+        times = []
+        for i in range(warm):
+            q = DEMO_QUESTIONS[i % len(DEMO_QUESTIONS)] + " " * (i // len(DEMO_QUESTIONS))
+            a = time.perf_counter()
+            ask(bank, "maya", q)
+            times.append((time.perf_counter() - a) * 1000.0)
+    finally:
+        torch.set_num_threads(threads)
+    return {"cli_ask_cold_s": round(percentile(cold, 50), 2),
+            "ask_warm_ms_p50": round(percentile(times, 50), 2)}
 
 
 def _judge_ms_per_pair(judge: Any, texts: list[str], batch: int = 12,

@@ -139,6 +139,8 @@ class AtmaAgentState(MessagesState, total=False):
     """The serialized, labelled evidence packet for the latest user message."""
     memory_ids: list[str]
     """Ids of the packet rows, in packet order."""
+    structured_response: Any
+    """With ``response_format``: the final answer in that schema."""
 
 
 # --------------------------------------------------------------------- helpers
@@ -434,6 +436,7 @@ def create_atma_agent(
     speaker: str = "user",
     write_options: Mapping[str, Any] | None = None,
     context_schema: type[Any] | None = None,
+    response_format: Any | None = None,
 ) -> CompiledStateGraph:
     """Compile the memory agent graph (see the module docstring).
 
@@ -455,7 +458,11 @@ def create_atma_agent(
         speaker: speaker recorded for user turns (a message ``name`` wins).
         write_options: options for ``ingest_events`` (:data:`WRITE_OPTION_KEYS`).
         context_schema: the run context type (``graph.invoke(..., context=...)``);
-            its ``user_id`` names the namespace (:func:`resolve_namespace`).
+            its ``user_id`` names the namespace (:func:`resolve_namespace`), else the
+            config's, else the input state's ``namespace``, else ``namespace``.
+        response_format: a schema (pydantic model, TypedDict or JSON schema): after
+            the last answer the model fills it from the conversation
+            (``with_structured_output``) into the state's ``structured_response``.
 
     Returns:
         The compiled graph; input ``{"messages": [...]}``.
@@ -484,7 +491,7 @@ def create_atma_agent(
     prompt = system_prompt if system_prompt is not None else AGENT_SYSTEM_PROMPT
 
     def remember_node(state: AtmaAgentState, config: RunnableConfig) -> dict[str, Any]:
-        ns = resolve_namespace(config, namespace)
+        ns = resolve_namespace(config, state.get("namespace") or namespace)
         msg = _latest_human(state["messages"])
         if msg is None:
             return {"namespace": ns, "remembered_ids": []}
@@ -520,8 +527,19 @@ def create_atma_agent(
     graph.add_edge(START, "remember")
     graph.add_edge("remember", "recall")
     graph.add_edge("recall", "agent")
-    graph.add_conditional_edges("agent", tools_condition, {"tools": "tools", END: END})
     graph.add_edge("tools", "agent")
+    if response_format is None:
+        graph.add_conditional_edges("agent", tools_condition, {"tools": "tools", END: END})
+    else:
+        structured = model.with_structured_output(response_format)
+
+        def respond(state: AtmaAgentState, config: RunnableConfig) -> dict[str, Any]:
+            return {"structured_response": structured.invoke(state["messages"], config)}
+
+        graph.add_node("respond", respond)
+        graph.add_conditional_edges("agent", tools_condition,
+                                    {"tools": "tools", END: "respond"})
+        graph.add_edge("respond", END)
     return graph.compile(checkpointer=checkpointer, store=store, name=name)
 
 

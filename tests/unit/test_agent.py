@@ -279,3 +279,19 @@ def test_model_string_and_context_schema(bank):
     assert ollama.get_graph().nodes  # built offline; nothing is called
     with pytest.raises(ConfigError, match="cannot build the chat model"):
         create_atma_agent("no-such-provider:model", bank=bank, namespace="x")
+
+
+def test_response_format_and_namespace_from_the_input_state(bank):
+    from pydantic import BaseModel
+
+    class PetAnswer(BaseModel):
+        pet: str
+
+    model = _script(AIMessage("Your dog is Rex."), _call("PetAnswer", "s1", pet="Rex"))
+    agent = create_atma_agent(model, bank=bank, response_format=PetAnswer,
+                              write_options=WRITE)
+    out = agent.invoke({"messages": [("user", "My dog is called Rex.")],
+                        "namespace": "from-state"})
+    assert out["structured_response"] == PetAnswer(pet="Rex")
+    assert out["messages"][-1].content == "Your dog is Rex."
+    assert [r.content for r in bank.records("from-state")] == ["My dog is called Rex."]

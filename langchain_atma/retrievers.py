@@ -273,33 +273,43 @@ class AtmaRetriever(BaseRetriever):
 
     def _steps(self, query: str, namespace: str, sk: int, kk: int,
                query_vector: Sequence[float] | np.ndarray | None,
-               timings: dict[str, float]) -> dict[str, Any]:
-        """The four retrieval steps, each a function of the previous step's output."""
-        state: dict[str, Any] = {}
+               timings: dict[str, float],
+               ) -> tuple[dict[str, Any], list[tuple[str, RunnableLambda[Any, Any]]]]:
+        """The four retrieval steps, each run on the previous step's output.
+
+        Returns:
+            ``(found, steps)``: ``found`` gets the profile and the pool as the steps
+            run; the last step's output is the controller run.
+        """
+        found: dict[str, Any] = {}
 
         def profile(q: str) -> QueryProfile:
-            state["profile"] = self._profile(q)
-            return state["profile"]
+            found["profile"] = self._profile(q)
+            return found["profile"]
 
         def seed(_: QueryProfile) -> list[EvidenceRow]:
             return self._seeds(namespace, query, sk, query_vector, timings)
 
         def expand(seeds: list[EvidenceRow]) -> list[EvidenceRow]:
-            return expand_pool(self.bank, namespace, seeds, state["profile"])
+            found["pool"] = expand_pool(self.bank, namespace, seeds, found["profile"])
+            return found["pool"]
 
         def rank(pool: list[EvidenceRow], config: RunnableConfig) -> ControllerRun | None:
             if self.controller_mode == "off" or not pool:
                 return None
-            return self.controller.run(state["profile"], pool, k=kk, config=config)
+            return self.controller.run(found["profile"], pool, k=kk, config=config)
 
         async def arank(pool: list[EvidenceRow], config: RunnableConfig) -> (
             ControllerRun | None
         ):
             if self.controller_mode == "off" or not pool:
                 return None
-            return await self.controller.arun(state["profile"], pool, k=kk, config=config)
+            return await self.controller.arun(found["profile"], pool, k=kk, config=config)
 
-        return {"profile": profile, "seed": seed, "expand": expand, "rank": (rank, arank)}
+        return found, [("profile", RunnableLambda(profile, name="profile")),
+                       ("seed", RunnableLambda(seed, name="seed")),
+                       ("expand", RunnableLambda(expand, name="expand")),
+                       ("rank", RunnableLambda(rank, afunc=arank, name="rank"))]
 
     # ------------------------------------------------------------------ public API
     def retrieve(
@@ -331,20 +341,14 @@ class AtmaRetriever(BaseRetriever):
         """
         kk, sk = self._sizes(k, seed_k)
         timings: dict[str, float] = {}
-        steps = self._steps(query, self._namespace(namespace), sk, kk, query_vector, timings)
+        found, steps = self._steps(query, self._namespace(namespace), sk, kk, query_vector,
+                                   timings)
         out: Any = query
-        for name in ("profile", "seed", "expand", "rank"):
+        for name, step in steps:
             t0 = time.perf_counter()
-            fn = steps[name][0] if name == "rank" else steps[name]
-            cfg = level_config(config, "retrieval", name)
-            result = RunnableLambda(fn, name=name).invoke(out, cfg)
-            if name == "profile":
-                profile = result
-            elif name == "expand":
-                pool = result
+            out = step.invoke(out, level_config(config, "retrieval", name))
             timings.setdefault(name, (time.perf_counter() - t0) * 1e3)
-            out = result
-        return self._finish(profile, pool, out, kk, timings)
+        return self._finish(found["profile"], found["pool"], out, kk, timings)
 
     async def aretrieve(
         self,
@@ -359,20 +363,14 @@ class AtmaRetriever(BaseRetriever):
         """Async :meth:`retrieve`: model and bank calls run in worker threads."""
         kk, sk = self._sizes(k, seed_k)
         timings: dict[str, float] = {}
-        steps = self._steps(query, self._namespace(namespace), sk, kk, query_vector, timings)
+        found, steps = self._steps(query, self._namespace(namespace), sk, kk, query_vector,
+                                   timings)
         out: Any = query
-        for name in ("profile", "seed", "expand", "rank"):
+        for name, step in steps:
             t0 = time.perf_counter()
-            runnable = (RunnableLambda(steps[name][0], afunc=steps[name][1], name=name)
-                        if name == "rank" else RunnableLambda(steps[name], name=name))
-            result = await runnable.ainvoke(out, level_config(config, "retrieval", name))
-            if name == "profile":
-                profile = result
-            elif name == "expand":
-                pool = result
+            out = await step.ainvoke(out, level_config(config, "retrieval", name))
             timings.setdefault(name, (time.perf_counter() - t0) * 1e3)
-            out = result
-        return self._finish(profile, pool, out, kk, timings)
+        return self._finish(found["profile"], found["pool"], out, kk, timings)
 
     def retrieve_packet(self, query: str, *, k: int | None = None,
                         namespace: str | None = None) -> EvidencePacket:

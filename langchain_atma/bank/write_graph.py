@@ -182,15 +182,13 @@ _Route = Literal["judge", "commit", "__end__"]
 # ======================================================================== state
 
 
-class WriteState(TypedDict, total=False):
-    """State of the write graph (every key but ``record`` is filled by the nodes)."""
+class WriteOutput(TypedDict, total=False):
+    """What the write graph returns: its state without the record's vector."""
 
     namespace: str
     """Namespace of the write (defaults to ``record.namespace``; must match it)."""
     record: MemoryRecord
     """The new record."""
-    embedding: list[float] | None
-    """Its vector (computed once by propose when absent)."""
     candidates: list[MemoryRecord]
     """P_j: live nearest neighbours plus one-hop state-linked records."""
     scores: list[dict[str, Any]]
@@ -209,19 +207,11 @@ class WriteState(TypedDict, total=False):
     """Counters of this write (candidates, flagged, judge_calls, ms per stage...)."""
 
 
-class WriteOutput(TypedDict, total=False):
-    """What the write graph returns: the state without the record's vector."""
+class WriteState(WriteOutput, total=False):
+    """State of the write graph (every key but ``record`` is filled by the nodes)."""
 
-    namespace: str
-    record: MemoryRecord
-    candidates: list[MemoryRecord]
-    scores: list[dict[str, Any]]
-    flagged: list[str]
-    verdicts: list[dict[str, Any]]
-    decisions: list[CommitDecision]
-    result: CommitResult | None
-    trace: list[dict[str, Any]]
-    metrics: dict[str, Any]
+    embedding: list[float] | None
+    """The record's vector (computed once by propose when absent)."""
 
 
 class MemoryEvent(BaseModel):

@@ -32,7 +32,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -317,9 +317,27 @@ def load_lines(paths: Iterable[Path] | None = None, *, strict: bool = True) -> l
     Raises:
         CorpusError: (strict) a line is malformed, or two lines share an id.
     """
-    out: list[CorpusLine] = []
+    return _load(CorpusLine, paths, "pairs", strict)
+
+
+def load_dialogs(paths: Iterable[Path] | None = None, *,
+                 strict: bool = True) -> list[DialogLine]:
+    """Read and validate conversations (default: every file of ``corpus/dialogs``).
+
+    Raises:
+        CorpusError: (strict) a line is malformed, or two lines share an id.
+    """
+    return _load(DialogLine, paths, "dialogs", strict)
+
+
+_Line = TypeVar("_Line", CorpusLine, DialogLine)
+
+
+def _load(model: type[_Line], paths: Iterable[Path] | None, folder: str,
+          strict: bool) -> list[_Line]:
+    out: list[_Line] = []
     ids: set[str] = set()
-    for path in _files(paths, "pairs"):
+    for path in _files(paths, folder):
         try:
             rows = list(_read_jsonl(path))
         except CorpusError:
@@ -328,7 +346,7 @@ def load_lines(paths: Iterable[Path] | None = None, *, strict: bool = True) -> l
             continue
         for no, obj in rows:
             try:
-                line = CorpusLine.model_validate(obj)
+                line = model.model_validate(obj)
             except ValidationError as exc:
                 if strict:
                     raise CorpusError(f"{path}:{no}: {exc.errors()[0]['msg']}") from exc
@@ -339,38 +357,6 @@ def load_lines(paths: Iterable[Path] | None = None, *, strict: bool = True) -> l
                 continue
             ids.add(line.id)
             out.append(line)
-    return out
-
-
-def load_dialogs(paths: Iterable[Path] | None = None, *,
-                 strict: bool = True) -> list[DialogLine]:
-    """Read and validate conversations (default: every file of ``corpus/dialogs``).
-
-    Raises:
-        CorpusError: (strict) a line is malformed, or two lines share an id.
-    """
-    out: list[DialogLine] = []
-    ids: set[str] = set()
-    for path in _files(paths, "dialogs"):
-        try:
-            rows = list(_read_jsonl(path))
-        except CorpusError:
-            if strict:
-                raise
-            continue
-        for no, obj in rows:
-            try:
-                d = DialogLine.model_validate(obj)
-            except ValidationError as exc:
-                if strict:
-                    raise CorpusError(f"{path}:{no}: {exc.errors()[0]['msg']}") from exc
-                continue
-            if d.id in ids:
-                if strict:
-                    raise CorpusError(f"{path}:{no}: duplicate id {d.id}")
-                continue
-            ids.add(d.id)
-            out.append(d)
     return out
 
 

@@ -207,18 +207,14 @@ def find_leaks(text: str, src: EvalSources, path: str = "", *, names: bool = Tru
     """The shared word runs, held-out phrases and banned names in ``text`` (at most ``limit``)."""
     out: list[Leak] = []
     seen: set[str] = set()
-    for s in shingles(text):
-        if s in src.shingles and s not in seen:
-            seen.add(s)
-            out.append(Leak(path, "shingle", s, src.shingles[s]))
-            if len(out) >= limit:
-                return out
-    for s in phrases(text):
-        if s in src.phrases and s not in seen:
-            seen.add(s)
-            out.append(Leak(path, "phrase", s, src.phrases[s]))
-            if len(out) >= limit:
-                return out
+    for kind, grams, table in (("shingle", shingles(text), src.shingles),
+                               ("phrase", phrases(text), src.phrases)):
+        for s in grams:
+            if s in table and s not in seen:
+                seen.add(s)
+                out.append(Leak(path, kind, s, table[s]))
+                if len(out) >= limit:
+                    return out
     pattern = src.name_pattern() if names else None
     if pattern is not None:
         for m in pattern.finditer(text):

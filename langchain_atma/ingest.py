@@ -116,15 +116,20 @@ def _event(obj: Any, n: int, source: str) -> dict[str, Any]:
 
 
 def _is_event_array(text: str) -> list[Any] | None:
-    """The items of a JSON array of event objects (``{"text": ...}``), else None."""
+    """The items of a JSON array of events (any item has ``text``, none a ``conversation``).
+
+    A bad item is then reported by its position, as a JSONL line would be.
+    """
     try:
         data = json.loads(text)
     except (json.JSONDecodeError, RecursionError):
         return None  # load_locomo reports the JSON error
-    if isinstance(data, list) and data and all(
-            isinstance(x, dict) and "text" in x and "conversation" not in x for x in data):
-        return data
-    return None
+    if not isinstance(data, list) or not data:
+        return None
+    objects = [x for x in data if isinstance(x, dict)]
+    if any("conversation" in x for x in objects) or not any("text" in x for x in objects):
+        return None
+    return data
 
 
 def load_events(path: Path, *, sample: str | None = None) -> dict[str, list[dict[str, Any]]]:

@@ -36,8 +36,14 @@ def evaluate(path: Path) -> tuple[dict[str, object], list[dict[str, object]]]:
         fn += (not keep) and row["remember"]
         if keep != row["remember"]:
             wrong.append({**row, "kept": keep})
+    base_kept = [not r["text"].rstrip().endswith("?") for r in rows]
+    base_tp = sum(k and r["remember"] for k, r in zip(base_kept, rows, strict=True))
     scores = {
         "turns": len(rows),
+        "baseline_not_question": {  # the policy before: every turn not ending with "?"
+            "precision": round(base_tp / max(sum(base_kept), 1), 3),
+            "recall": round(base_tp / max(sum(r["remember"] for r in rows), 1), 3),
+        },
         "precision": round(tp / max(tp + fp, 1), 3),
         "recall": round(tp / max(tp + fn, 1), 3),
         "accuracy": round(1 - len(wrong) / max(len(rows), 1), 3),

@@ -180,3 +180,18 @@ def test_loading_the_encoder_prints_no_progress_bar(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "Loading weights" not in proc.stderr and "it/s" not in proc.stderr
+
+
+def test_a_bad_item_of_an_event_array_is_named_and_nothing_is_written(tmp_path, capsys):
+    import json
+
+    conv = tmp_path / "conv.json"
+    conv.write_text(json.dumps([{"text": "I keep two hens.", "timestamp": "2024-03-01"},
+                                {"speaker": "Ines"}]), encoding="utf-8")
+    assert main(["ingest", str(conv), "--path", str(tmp_path / "bank"), "-n", "ines"]) == 2
+    err = capsys.readouterr().err
+    assert "conv.json:2: 'text' must be a non-empty string" in err
+    from langchain_atma.bank import StateBank
+
+    with pytest.raises(AtmaError, match="no bank"):
+        StateBank(path=tmp_path / "bank", create=False)

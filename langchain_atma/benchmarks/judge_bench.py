@@ -33,6 +33,10 @@ nothing is replayed into a memory):
 * **hard negatives**: for each cue and transition record, its ``negatives``
   nearest earlier dialog turns of the same speaker; any verdict other than
   ``keep_both`` is a false link (``noop`` too: a duplicate is not stored);
+* **cross-unit pairs**: each cue and transition record against the ``negatives``
+  nearest earlier cue or transition records of the speaker's *other* units (facts
+  of other slots, in the same register): any link is false; in a replay such a
+  link supersedes an unrelated fact;
 * **dialog pairs**: a seeded sample of dialog turns, each against its nearest
   earlier dialog turn of the same speaker; the false-link rate here is what
   becomes ``spurious_supersession_rate`` in a replay.
@@ -174,7 +178,7 @@ def run_judge_bench(
 
     Returns:
         ``{"update_pairs": {...}, "units": {...}, "hard_negatives": {...},
-        "dialog_pairs": {...}, "config": {...}}``.
+        "cross_unit": {...}, "dialog_pairs": {...}, "config": {...}}``.
 
     Raises:
         ConfigError: a negative count, or the file / profile selection is invalid.
@@ -197,6 +201,7 @@ def run_judge_bench(
     upd: dict[str, dict[str, Counter[str]]] = {}   # pair kind -> update type -> actions
     unit_ok: dict[str, list[int]] = {}
     neg: Counter[str] = Counter()
+    cross: Counter[str] = Counter()
     dia: Counter[str] = Counter()
     judge_s = 0.0
     n_judged = 0
@@ -223,13 +228,13 @@ def run_judge_bench(
     maker = _PairMaker("judge-bench")
     for profile in tqdm(chosen, desc="profiles", disable=not progress):
         prof = _prepare(profile, emb)
-        cues: set[int] = set()
+        cues: dict[int, str] = {}  # cue record -> its unit
         for u in profile.units:
             ut = u.update_type.value
             want = expected_actions(ut)
             old, new = prof.index[u.old_event_id], prof.index[u.new_event_id]
             tr = prof.index.get(u.transition_event_id) if u.transition_event_id else None
-            cues.update(i for i in (old, new, tr) if i is not None)
+            cues.update({i: u.unit_id for i in (old, new, tr) if i is not None})
             pairs = [("old_new", old, new)]
             if tr is not None:
                 pairs += [("old_transition", old, tr), ("transition_new", tr, new)]
@@ -248,6 +253,10 @@ def run_judge_bench(
         for i in sorted(cues):
             for j in _earlier_of_speaker(prof, i, dialog_only=True)[:negatives]:
                 neg[ask("hard_negative", prof, int(j), i, _NO_LINK)] += 1
+            others = [int(j) for j in _earlier_of_speaker(prof, i)
+                      if cues.get(int(j), cues[i]) != cues[i]]
+            for j in others[:negatives]:
+                cross[ask("cross_unit", prof, j, i, _NO_LINK)] += 1
         turns = np.flatnonzero(prof.dialog).tolist()
         for i in sorted(rng.sample(turns, min(dialog_pairs, len(turns)))):
             near = _earlier_of_speaker(prof, i, dialog_only=True)
@@ -282,6 +291,7 @@ def run_judge_bench(
                                           "accuracy": round(sum(v) / max(len(v), 1), 4)}
                                      for ut, v in sorted(unit_ok.items())}},
         "hard_negatives": false_links(neg),
+        "cross_unit": false_links(cross),
         "dialog_pairs": false_links(dia),
         "judge_ms_per_pair": round(1000 * judge_s / max(n_judged, 1), 3),
         "config": {"file": str(path), "profiles": [p.profile_id for p in chosen],
@@ -317,8 +327,10 @@ def markdown_table(res: dict[str, Any]) -> str:
               + f" | {u['correct']}/{u['units']} ({u['accuracy']:.3f}) |"]
     lines += ["", "| negative pairs | pairs | false links | rate | actions |",
               "| --- | ---: | ---: | ---: | --- |"]
-    for name in ("hard_negatives", "dialog_pairs"):
-        r = res[name]
+    for name in ("hard_negatives", "cross_unit", "dialog_pairs"):
+        r = res.get(name)
+        if r is None:  # results written before cross-unit pairs were measured
+            continue
         acts = ", ".join(f"{a} {c}" for a, c in r["actions"].items())
         lines.append(f"| {name} | {r['pairs']} | {r['false_links']} | "
                      f"{r['false_link_rate']:.3f} | {acts} |")

@@ -131,11 +131,11 @@ def plot_judge(runs: dict[str, dict[str, Any]], out: Path) -> Path:
         + [r["units"]["accuracy"]] for name, r in runs.items()})
     left.set_ylim(0, 1.3)  # room for the legend above the bars
     left.set_title("units with the right verdict (judge alone)")
-    _grouped_bars(right, ["hard negatives", "dialog pairs"], {
-        name: [r["hard_negatives"]["false_link_rate"], r["dialog_pairs"]["false_link_rate"]]
-        for name, r in runs.items()})
-    top = max(max(r["hard_negatives"]["false_link_rate"], r["dialog_pairs"]["false_link_rate"])
-              for r in runs.values())
+    kinds = ("hard_negatives", "cross_unit", "dialog_pairs")
+    rates = {name: [r.get(k, {}).get("false_link_rate", 0.0) for k in kinds]
+             for name, r in runs.items()}
+    _grouped_bars(right, ["hard negatives", "cross-unit", "dialog pairs"], rates)
+    top = max(max(v) for v in rates.values())
     right.set_ylim(0, max(0.05, top) * 1.4)
     right.set_title("false-link rate")
     judges = sorted({r["config"].get("judge_model") or r["config"]["judge"]

@@ -208,3 +208,31 @@ def test_cli_plot_compares_runs(tmp_path, monkeypatch):
     assert main(["bench", "judge", path, "--out", str(out), "--plot", str(png),
                  "--compare", str(bad)]) == 2  # a clear error, before the run
     assert not out.exists()
+
+
+def test_cross_unit_pairs_are_false_links(tmp_path, fake_embeddings):
+    path = _tiny(tmp_path)
+    doc = json.loads(path.read_text())
+    prof = doc["profiles"][0]
+    for ev in prof["events"]:  # e5 and e10 become a second unit of Ana's
+        if ev["event_id"] in ("e5", "e10"):
+            ev["kind"] = "cue_old" if ev["event_id"] == "e5" else "cue_new"
+            ev["unit_id"] = "p0-u1"
+    prof["units"].append({**prof["units"][0], "unit_id": "p0-u1", "slot": "thanks",
+                          "old_event_id": "e5", "new_event_id": "e10",
+                          "transition_event_id": None})
+    path.write_text(json.dumps(doc))
+    judge = _Scripted("supersede")
+    res = run_judge_bench(path, judge=judge, embeddings=fake_embeddings, progress=False,
+                          dialog_pairs=0)
+    # e5 <- e3; e6 <- e5; e8 <- e5; e10 <- e3, e6, e8: never a pair of one unit
+    assert res["cross_unit"]["pairs"] == 6
+    assert res["cross_unit"]["false_link_rate"] == 1.0
+    seen = {(i.old.provenance.source_event_id, i.new.provenance.source_event_id)
+            for i in judge.seen if i.old.provenance.source_event_id in ("e3", "e6", "e8")
+            and i.new.provenance.source_event_id in ("e5", "e10")}
+    assert seen == {("e3", "e5"), ("e3", "e10"), ("e6", "e10"), ("e8", "e10")}
+    clean = run_judge_bench(path, judge=_Scripted("keep_both"), embeddings=fake_embeddings,
+                            progress=False, dialog_pairs=0)
+    assert clean["cross_unit"]["false_links"] == 0
+    assert "| cross_unit | 6 | 0 | 0.000 | keep_both 6 |" in markdown_table(clean)

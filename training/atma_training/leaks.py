@@ -3,7 +3,8 @@
 Three kinds of evaluation source:
 
 * **LoCoMo** (``locomo10.json``, read from the user's copy; CC BY-NC 4.0);
-* the **held-out LTP cue sets** (``benchmarks/heldout/*.json``);
+* the **held-out LTP cue sets** (``benchmarks/heldout/*.json``) and held-out
+  write-policy turns (``benchmarks/write_policy/*heldout*.jsonl``);
 * the **LTP builder** (:mod:`langchain_atma.benchmarks.ltp_build`): its cue and
   question templates and its value pools.
 
@@ -155,6 +156,16 @@ def _add_heldout(src: EvalSources, path: Path) -> None:
     src.sources.append(str(path))
 
 
+def _add_heldout_turns(src: EvalSources, path: Path) -> None:
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            text = json.loads(line).get("text")
+            if isinstance(text, str):
+                src.add_text(text, path.name)
+                src.add_phrases(text, path.name)
+    src.sources.append(str(path))
+
+
 def _add_ltp_builder(src: EvalSources) -> None:
     from langchain_atma.benchmarks import ltp_build as b
 
@@ -187,6 +198,8 @@ def load_eval_sources(root: Path | None = None, locomo: Path | None = None) -> E
         _add_locomo(src, locomo)
     for path in sorted((root / "benchmarks" / "heldout").glob("*.json")):
         _add_heldout(src, path)
+    for path in sorted((root / "benchmarks" / "write_policy").glob("*heldout*.jsonl")):
+        _add_heldout_turns(src, path)
     _add_ltp_builder(src)
     return src
 

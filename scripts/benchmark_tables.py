@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 FILES = (("ltp", "LTP reconstruction"), ("heldout_dev", "held-out dev"),
-         ("heldout_test", "held-out test"), ("heldout_final", "held-out final"))
+         ("heldout_test", "held-out test"), ("heldout_final", "held-out final"),
+         ("heldout_fresh", "held-out fresh"))
 
 
 def _load(out: Path, name: str) -> dict[str, Any] | None:
@@ -129,7 +130,7 @@ _PERF_KEYS = (
     ("overhead_ms_p95", "overlay's own read cost, ms (p95, largest bank)"),
     ("retrieve_ms_p95_100k", "retrieve, ms (p95, 100k records)"),
     ("cli_ask_cold_s", "`atma ask` in a fresh process, s (median of 3)"),
-    ("ask_warm_ms_p50", "`ask` in a warm process, ms (p50, one torch thread)"),
+    ("ask_warm_ms_p50", "`ask` in a warm process, ms (p50, one encoder thread)"),
     ("peak_rss_mb", "peak RSS, MB"),
 )
 

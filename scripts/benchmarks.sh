@@ -3,13 +3,14 @@
 #
 #   scripts/benchmarks.sh OUT_DIR [LOCOMO_JSON]
 #
-# Builds the LTP-format files (the project's LTP reconstruction and the three
+# Builds the LTP-format files (the project's LTP reconstruction and the four
 # held-out cue sets woven into LoCoMo conversations) under OUT_DIR/files, then runs
 # `atma bench judge`, `gate`, `ltp`, `locomo` and `perf` into OUT_DIR. LoCoMo is read
 # from your copy (CC BY-NC 4.0; default ../shared/data/locomo/locomo10.json); nothing
 # of it is written inside the repository. Run it from the repository root after
-# `make venv`. The held-out final file is part of the run: run it once, at the end of
-# a piece of work, and never tune anything on its figures.
+# `make venv`. The held-out fresh file is part of the run: run it once, at the end of
+# a piece of work, and never tune anything on its figures (dev, test and final are
+# spent: development files now).
 set -euo pipefail
 OUT=${1:?usage: scripts/benchmarks.sh OUT_DIR [LOCOMO_JSON]}
 LOCOMO=${2:-../shared/data/locomo/locomo10.json}
@@ -24,8 +25,11 @@ done
 "$BIN/python" scripts/make_heldout_ltp.py --locomo "$LOCOMO" \
   --units benchmarks/heldout/units_final.json --out "$OUT/files/heldout_final.json" \
   --profiles 8 --units-per-profile 16 --name heldout-final
+"$BIN/python" scripts/make_heldout_ltp.py --locomo "$LOCOMO" \
+  --units benchmarks/heldout/units_fresh.json --out "$OUT/files/heldout_fresh.json" \
+  --profiles 6 --units-per-profile 16 --name heldout-fresh
 
-for f in ltp heldout_dev heldout_test heldout_final; do
+for f in ltp heldout_dev heldout_test heldout_final heldout_fresh; do
   "$BIN/atma" bench judge "$OUT/files/$f.json" --out "$OUT/judge_$f.json"
   "$BIN/atma" bench gate "$OUT/files/$f.json" --out "$OUT/gate_$f.json"
   "$BIN/atma" bench ltp "$OUT/files/$f.json" --out "$OUT/ltp_$f.json" --plot "$OUT/ltp_$f.png"

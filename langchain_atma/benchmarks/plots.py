@@ -110,7 +110,7 @@ def plot_judge(runs: dict[str, dict[str, Any]], out: Path) -> Path:
     """``atma bench judge`` results of one or more files side by side.
 
     Left: the share of units the judge gives the right verdict, per update type.
-    Right: the false-link rates on hard negatives and on dialog pairs.
+    Right: the false-link rates on hard negatives, cross-unit pairs and dialog pairs.
 
     Args:
         runs: ``{label: results}``, e.g. one entry per LTP-format file.

@@ -134,8 +134,8 @@ def test_ingest_accepts_a_json_array_of_events_and_is_idempotent(tmp_path, capsy
 
     assert StateBank(path=bank, create=False).count("ines") == 2
     other = tmp_path / "other.json"
-    other.write_text(json.dumps([{"text": "Hens again, three of them.", "speaker": "Ines"}]),
-                     encoding="utf-8")
+    other.write_text(json.dumps([{"text": "The library opens late on Thursdays.",
+                                  "speaker": "Ines"}]), encoding="utf-8")
     assert main(["ingest", str(other), "--path", bank, "-n", "ines"]) == 0  # line 1, new id
     capsys.readouterr()
     assert StateBank(path=bank, create=False).count("ines") == 3

@@ -11,10 +11,12 @@ import pytest
 from atma_training import check, corpus, diversity, report
 from atma_training.corpus import CorpusError, CorpusLine, LabelledPair, expand, load_lines
 from atma_training.judge_train import (
+    _context_pool,
     _cross_slot,
     _decide,
     _false_write_rate,
     _threshold,
+    _with_context,
     _write_group,
     split_by_slot,
 )
@@ -117,10 +119,41 @@ def test_cross_slot_negatives_pair_other_slots() -> None:
     negs = _cross_slot(lines, 40, random.Random(0))
     assert len(negs) == 40 and {n.action for n in negs} == {"keep_both"}
     by_id = {ln.id: ln for ln in lines}
+    sides = set()
     for n in negs:
-        a, b = n.line_id.split("+")
-        assert by_id[a].slot != by_id[b].slot and n.old == by_id[a].old and n.new == by_id[b].new
+        a, b = (by_id[x] for x in n.line_id.split("+"))
+        assert a.slot != b.slot
+        assert n.old in (a.old, a.new, a.transition) and n.new in (b.old, b.new, b.transition)
+        sides.add((n.old == a.old, n.new == b.new))
+    assert len(sides) > 1  # any statement of either line, not only old against new
     assert _cross_slot(lines, 40, random.Random(0)) == negs
+
+
+def test_context_wraps_facts_and_keeps_labels() -> None:
+    lines = _corpus()
+    pool = _context_pool(lines, [])
+    assert {slot for slot, _ in pool} == {ln.slot for ln in lines}
+    pairs = [p for ln in lines for p in expand(ln)]
+    pairs += [LabelledPair("same thing", "same thing", "noop", "duplicate", "d_a.s_a",
+                           "b00-0900", "duplicate", None, False, "terse"),
+              LabelledPair("hi there", "how are you", "keep_both", "none", "chat.x",
+                           "c01-001:0-2", "negative", "dialog", False, "chat")]
+    out = _with_context(pairs, 1.0, pool, random.Random(0))
+    assert [(p.action, p.type, p.slot) for p in out] == \
+        [(p.action, p.type, p.slot) for p in pairs]
+    slot_of = {text: slot for slot, text in pool}
+    for before, after in zip(pairs, out, strict=True):
+        if before.subtype == "dialog":
+            assert after == before  # conversation pairs stay as written
+            continue
+        assert before.old in after.old and before.new in after.new
+        assert (after.old, after.new) != (before.old, before.new)
+        if before.action == "noop":
+            assert after.new == before.new  # a restatement with news is no duplicate
+        for side in (after.old.replace(before.old, ""), after.new.replace(before.new, "")):
+            added = [t for t in slot_of if t in side]
+            assert all(slot_of[t] != before.slot for t in added)  # never its own slot
+    assert _with_context(pairs, 0.0, pool, random.Random(0)) == pairs
 
 
 def test_decision_rule_and_threshold_choice() -> None:

@@ -35,10 +35,12 @@ loads them: by default ``langchain_atma/data/state_judge.onnx``.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
 import random
+import re
 import shutil
 import tempfile
 import time
@@ -75,7 +77,7 @@ class JudgeTrainConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     seed: int = Field(0, description="Seed of the split, the negatives, the order and torch.")
-    epochs: int = Field(3, ge=1, le=20, description="Passes over the training pairs.")
+    epochs: int = Field(2, ge=1, le=20, description="Passes over the training pairs.")
     batch_size: int = Field(32, ge=1, description="Pairs per AdamW step.")
     lr: float = Field(4e-5, gt=0, description="Peak learning rate (linear warm-up and decay).")
     warmup: float = Field(0.06, ge=0, lt=1, description="Share of steps warming up.")
@@ -97,7 +99,11 @@ class JudgeTrainConfig(BaseModel):
     freeze_embeddings: bool = Field(True, description="Keep the token embeddings frozen.")
     max_tokens: int = Field(160, ge=32, le=512, description="Pair length after truncation.")
     cross_slot_negatives: float = Field(
-        0.6, ge=0, le=2, description="Extra keep_both pairs per corpus pair, across slots.")
+        0.8, ge=0, le=2, description="Extra keep_both pairs per corpus pair, across slots.")
+    context_share: float = Field(
+        0.4, ge=0, le=1, description="Share of corpus pairs whose old and/or new text is "
+        "wrapped in other talk (a conversation sentence or another slot's fact) before or "
+        "after it, as facts arrive inside longer turns; the label is kept.")
     val_slots: int = Field(2, ge=0, description="Slots per batch kept out for validation.")
     dialog_pairs_per_turn: int = Field(
         2, ge=0, le=8, description="keep_both pairs per conversation turn: the turn against "
@@ -157,12 +163,20 @@ def split_by_slot(lines: Sequence[CorpusLine], per_batch: int,
             [ln for ln in lines if ln.slot in held])
 
 
+def _any_text(line: CorpusLine, rng: random.Random) -> str:
+    """One of a line's statements: its old, new or transition text."""
+    return rng.choice([line.old, line.new] + ([line.transition] if line.transition else []))
+
+
 def _cross_slot(lines: Sequence[CorpusLine], n: int, rng: random.Random) -> list[LabelledPair]:
-    """``n`` keep_both pairs: one line's old text against another slot's new text.
+    """``n`` keep_both pairs: a statement of one line against one of another slot's line.
 
     Half come from the same domain (close topics: "money.bank" / "money.rent_amount");
-    two in three take their new text from a change, transition or scope line, so the
-    new text reads like a change and only its relevance to the old text says no.
+    two in three take their second text from a change, transition or scope line, so it
+    often reads like a change and only its relevance to the first says no. Either side
+    is any of its line's statements (old, new or transition): in a conversation two
+    facts of different slots meet in every order, two plain states ("my locs reach my
+    waist" / "the thermostat is on 22") as often as a state and a change.
     """
     by_domain: dict[str, list[CorpusLine]] = {}
     changing = [ln for ln in lines if ln.kind in ("change", "transition", "scope")]
@@ -184,9 +198,71 @@ def _cross_slot(lines: Sequence[CorpusLine], n: int, rng: random.Random) -> list
         b = rng.choice(pool)
         if b.slot == a.slot:
             continue
-        out.append(LabelledPair(a.old, b.new, "keep_both", "none", slot=a.slot,
+        out.append(LabelledPair(_any_text(a, rng), _any_text(b, rng), "keep_both", "none",
+                                slot=a.slot,
                                 line_id=f"{a.id}+{b.id}", kind="negative",
                                 subtype="cross_slot", indirect=False, style=a.style))
+    return out
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def _context_pool(lines: Sequence[CorpusLine], dialogs: Sequence[DialogLine]
+                  ) -> list[tuple[str | None, str]]:
+    """Other talk to wrap facts in: (slot or None, text).
+
+    Runs of one or two sentences of conversation turns (small talk, questions back,
+    other people's news) and the old statements of corpus lines (another fact of the
+    speaker, tagged with its slot so a pair is never wrapped in its own slot's fact).
+    """
+    pool: list[tuple[str | None, str]] = []
+    for d in dialogs:
+        for turn in d.turns:
+            sents = [s for s in _SENTENCE_END.split(turn.text.strip()) if s]
+            for i in range(len(sents)):
+                run = " ".join(sents[i:i + 1 + (i % 2)])
+                if 3 <= len(run.split()) <= 40:
+                    pool.append((None, run))
+    pool += [(ln.slot, ln.old) for ln in lines if ln.kind != "negative"]
+    return pool
+
+
+def _wrap(text: str, other: str, rng: random.Random) -> str:
+    joint = rng.choice((" ", " ", ". ", ", ", " - ")) if text[-1:] not in ".!?" else " "
+    if rng.random() < 0.5:
+        return text + (joint if text[-1:] not in ".!?" else " ") + other
+    return other + (joint if other[-1:] not in ".!?" else " ") + text
+
+
+def _with_context(pairs: Sequence[LabelledPair], share: float,
+                  pool: Sequence[tuple[str | None, str]],
+                  rng: random.Random) -> list[LabelledPair]:
+    """Wrap ``share`` of the corpus pairs' texts in other talk, keeping their labels.
+
+    The side is drawn (old, new or both; a duplicate's new text stays bare, since a
+    restatement with news of its own is not a duplicate), the talk never comes from
+    the pair's own slot, and conversation pairs stay as written.
+    """
+    if not pool or share <= 0:
+        return list(pairs)
+    out: list[LabelledPair] = []
+    for p in pairs:
+        if p.subtype == "dialog" or rng.random() >= share:
+            out.append(p)
+            continue
+        sides = ("old",) if p.action == "noop" else rng.choice(
+            (("old",), ("new",), ("old", "new")))
+        texts = {"old": p.old, "new": p.new}
+        used = {p.slot}
+        for side in sides:
+            slot, other = rng.choice(pool)
+            while slot is not None and slot in used:
+                slot, other = rng.choice(pool)
+            if slot is not None:
+                used.add(slot)
+            texts[side] = _wrap(texts[side], other, rng)
+        out.append(dataclasses.replace(p, old=texts["old"], new=texts["new"]))
     return out
 
 
@@ -493,6 +569,10 @@ def train_judge(cfg: JudgeTrainConfig, *, progress: bool = True) -> JudgeTrainRe
     val = [p for ln in val_lines for p in expand(ln)]
     val += _cross_slot(val_lines, int(len(val) * cfg.cross_slot_negatives), rng) \
         if val_lines else []
+    train = _with_context(train, cfg.context_share,
+                          _context_pool(train_lines, train_dialogs), rng)
+    val = _with_context(val, cfg.context_share, _context_pool(val_lines, val_dialogs),
+                        random.Random(f"judge-val-{cfg.seed}"))
     train += _dialog_negatives(train_dialogs, cfg.dialog_pairs_per_turn)
     val += _dialog_negatives(val_dialogs, cfg.dialog_pairs_per_turn)
     q_train = [q for q in questions if q.slot not in val_slots]

@@ -62,7 +62,7 @@ def gate_table(out: Path) -> list[str]:
         if not rows:
             rows = ["| file | centre weight | " + " | ".join(f"@{m}" for m in ms) + " |",
                     "| --- | ---: |" + " ---: |" * len(ms)]
-        for g in sorted({p["centre_weight"] for p in pts}):
+        for g in sorted({p["centre_weight"] for p in pts} & {0.0, 1.0}):  # plain, default
             by = {p["max_judged"]: p for p in pts if p["centre_weight"] == g}
             rows.append(f"| {label} | {g:g} | "
                         + " | ".join(f"{by[m]['recall']:.3f}" for m in ms) + " |")

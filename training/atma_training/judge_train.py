@@ -229,9 +229,10 @@ def _context_pool(lines: Sequence[CorpusLine], dialogs: Sequence[DialogLine]
 
 
 def _wrap(text: str, other: str, rng: random.Random) -> str:
+    """``text`` with ``other`` after or before it (a fact's text ending in .!? keeps a space)."""
     joint = rng.choice((" ", " ", ". ", ", ", " - ")) if text[-1:] not in ".!?" else " "
     if rng.random() < 0.5:
-        return text + (joint if text[-1:] not in ".!?" else " ") + other
+        return text + joint + other
     return other + (joint if other[-1:] not in ".!?" else " ") + text
 
 

@@ -110,6 +110,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repair", action="store_true", help="repair what can be repaired")
     _add_bank_args(p)
 
+    p = sub.add_parser("migrate", help="move a bank of 0.1 to one collection per namespace",
+                       description="Copy every namespace of a single-collection bank (0.1) "
+                       "into its own collection, check each copy, then empty the single "
+                       "collection. Resumable; run it with no writers.")
+    _add_bank_args(p, namespace=False)
+
     p = sub.add_parser("judge", help="the learned state-change judge")
     jsub = p.add_subparsers(dest="judge_command", metavar="SUBCOMMAND", required=True)
     t = jsub.add_parser("train", help="train the judge on the corpus in training/ (seeded, "
@@ -180,7 +186,14 @@ def build_parser() -> argparse.ArgumentParser:
     _add_bench_model_args(b, judge_only=True)
     b = bsub.add_parser("perf", help="write/read path speed and memory")
     b.add_argument("--out", required=True)
-    b.add_argument("--sizes", default="1000,10000,100000")
+    b.add_argument("--sizes", default="1000,10000,100000",
+                   help="bank sizes of the read curve (add 1000000 for the 1M point)")
+    b.add_argument("--namespaces", default="1,1000",
+                   help="tenant counts of the read curve (records spread evenly)")
+    b.add_argument("--server", action="store_true",
+                   help="also run the curve against a local `chroma run` server")
+    b.add_argument("--leak-queries", dest="leak_queries", type=int, default=10_000,
+                   help="queries of the memory-growth check (0 skips it)")
     b.add_argument("--plot", help="also write a PNG plot here")
     return parser
 
@@ -227,9 +240,30 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_migrate(args: argparse.Namespace) -> int:
+    from tqdm.auto import tqdm
+
+    cfg = _config(args)
+    bank = cfg.make_bank(create=False, embeddings=_no_embeddings())
+    with tqdm(desc="namespaces", unit="ns") as bar:
+        got = bank.migrate(progress=lambda ns, n: bar.update(1))
+    print(f"{got['namespaces']} namespace(s), {got['rows']} row(s) copied, "
+          f"{got['left_over']} row(s) removed from the single collection")
+    problems = bank.layout_problems()
+    for line in problems:
+        print(f"layout: {line}")
+    return 1 if problems else 0
+
+
 def _cmd_verify(args: argparse.Namespace) -> int:
     cfg = _config(args)
     bank = _existing_bank(cfg, embeddings=_no_embeddings())
+    if args.repair:
+        for line in bank.repair_layout():
+            print(f"layout: {line}")
+    layout = bank.layout_problems()
+    for line in layout:
+        print(f"layout: {line}")
     if args.repair:
         fixed = bank.repair(cfg.namespace)
         print(f"repaired {len(fixed)} problem(s)")
@@ -238,7 +272,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     problems = bank.verify(cfg.namespace)
     if not problems:
         print(f"namespace {cfg.namespace!r}: {bank.count(cfg.namespace)} records, invariants hold")
-        return 0
+        return 1 if any(not line.startswith("single-collection") for line in layout) else 0
     for v in problems:
         print(f"{v.kind:<20} {v.record_id}  {v.detail}")
     print(f"{len(problems)} violation(s); run with --repair to fix")
@@ -371,6 +405,7 @@ _HANDLERS = {
     "demo": _cmd_demo,
     "inspect": _cmd_inspect,
     "verify": _cmd_verify,
+    "migrate": _cmd_migrate,
     "ingest": _cmd_ingest,
     "ask": _cmd_ask,
     "judge": _cmd_judge,

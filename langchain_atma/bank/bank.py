@@ -19,8 +19,10 @@ Invariants (enforced on every commit, checked by :meth:`StateBank.verify`):
   the entry is dropped. A bank opened after a crash rolls pending entries
   forward (only over rows that did not change since), so no partial commit
   stays visible.
-* nothing crosses namespaces: every read filters on the namespace, and ids of
-  another namespace are reported as missing;
+* nothing crosses namespaces: every read is bound to one namespace (with the
+  default Chroma host each namespace has its own collection), and ids of another
+  namespace are reported as missing. Record ids are unique within a namespace
+  (within the whole bank on a host that keeps every namespace in one collection);
 * one writer per namespace at a time: commits hold the bank's writer lock
   (:meth:`StateBank.writer_lock`), a thread lock plus, for a Chroma server, a
   file lock shared by every process of the machine (:mod:`~langchain_atma.bank.locks`).
@@ -179,6 +181,9 @@ class ScoredRecord(BaseModel):
 
     record: MemoryRecord = Field(description="The record.")
     score: float = Field(description="Cosine similarity to the query (higher is closer).")
+    vector: list[float] | None = Field(
+        default=None, repr=False, exclude=True,
+        description="The record's stored embedding, when the host returned it with the hit.")
 
 
 class Violation(BaseModel):
@@ -396,6 +401,7 @@ class StateBank:
         )
         self._lock = threading.RLock()
         self._shared = bool(getattr(host, "is_server", False))
+        self._ids_per_namespace = bool(getattr(host, "namespaced", False))
         if process_lock is None:
             process_lock = self._shared
         scope = getattr(host, "lock_scope", None)
@@ -410,7 +416,8 @@ class StateBank:
         self._ns_locks: dict[str, WriterLock] = {}
         if record_cache is None:
             record_cache = not self._shared
-        self._cache: OrderedDict[str, MemoryRecord] | None = (
+        # keyed by (namespace, id): ids are unique within a namespace
+        self._cache: OrderedDict[tuple[str, str], MemoryRecord] | None = (
             OrderedDict() if record_cache else None
         )
         self._cache_lock = threading.Lock()
@@ -454,16 +461,17 @@ class StateBank:
             return
         with self._cache_lock:
             for rec in records:
-                cache[rec.id] = rec
-                cache.move_to_end(rec.id)
+                key = (rec.namespace, rec.id)
+                cache[key] = rec
+                cache.move_to_end(key)
             while len(cache) > self._cache_size:
                 cache.popitem(last=False)
 
-    def _cache_drop(self, ids: Iterable[str]) -> None:
+    def _cache_drop(self, namespace: str, ids: Iterable[str]) -> None:
         if self._cache is not None:
             with self._cache_lock:
                 for i in ids:
-                    self._cache.pop(i, None)
+                    self._cache.pop((namespace, i), None)
 
     @classmethod
     def in_memory(cls, *, embeddings: Embeddings | str | None = None, **kwargs: Any) -> StateBank:
@@ -511,14 +519,14 @@ class StateBank:
         found: dict[str, MemoryRecord] = {}
         if cache is not None:
             for rid in uniq:
-                hit = cache.get(rid)
+                hit = cache.get((namespace, rid))
                 if hit is not None:
                     found[rid] = hit
         missing = [rid for rid in uniq if rid not in found]
         if missing:
             fetched = [
                 _row_to_record(row)
-                for row in self.host.get(missing, include_embeddings=False)
+                for row in self.host.get(missing, include_embeddings=False, namespace=namespace)
                 if row.metadata.get("atma_ns") is not None
             ]
             self._cache_put(fetched)
@@ -533,7 +541,7 @@ class StateBank:
         """Stored embeddings of records (no re-encoding), keyed by id."""
         validate_namespace(namespace)
         out: dict[str, np.ndarray] = {}
-        for row in self.host.get(list(dict.fromkeys(ids))):
+        for row in self.host.get(list(dict.fromkeys(ids)), namespace=namespace):
             if row.metadata.get("atma_ns") == namespace and row.embedding is not None:
                 out[row.id] = np.asarray(row.embedding, dtype=np.float32)
         return out
@@ -552,7 +560,8 @@ class StateBank:
 
     def _sample_vectors(self, namespace: str, n: int) -> list[np.ndarray]:
         ids = [r.id for r in self.host.scan(HostFilter(namespace))[:n]]
-        return [np.asarray(r.embedding, dtype=np.float64) for r in self.host.get(ids)
+        return [np.asarray(r.embedding, dtype=np.float64)
+                for r in self.host.get(ids, namespace=namespace)
                 if r.embedding is not None and r.metadata.get("atma_ns") == namespace]
 
     def find_by_event(self, namespace: str, source_event_id: str) -> MemoryRecord | None:
@@ -642,7 +651,7 @@ class StateBank:
         )
         hits = self.host.query([float(x) for x in vector], k, flt)
         out = [
-            ScoredRecord(record=_row_to_record(row), score=score)
+            ScoredRecord(record=_row_to_record(row), score=score, vector=row.embedding)
             for row, score in hits
             if row.metadata.get("atma_ns") == namespace
         ]
@@ -698,6 +707,7 @@ class StateBank:
         decisions: Sequence[CommitDecision] = (),
         *,
         embedding: Sequence[float] | np.ndarray | None = None,
+        event_checked: bool = False,
     ) -> CommitResult:
         """Write ``record`` and apply ``decisions`` about earlier records, as one write.
 
@@ -709,6 +719,10 @@ class StateBank:
             decisions: what to do with earlier records of the same namespace.
             embedding: the record's vector if already computed (avoids a second
                 encoder pass); computed with the bank's embeddings otherwise.
+            event_checked: the caller holds the namespace's writer lock around this
+                call and found no record of the record's source event with
+                :meth:`find_by_event` inside that same hold; the commit skips that
+                lookup (one host round trip). Leave it off otherwise.
 
         Returns:
             A :class:`CommitResult`.
@@ -733,13 +747,15 @@ class StateBank:
         with self.writer_lock(ns):
             # 1. idempotency
             event = record.provenance.source_event_id
-            if event:
+            if event and not event_checked:
                 existing = self.find_by_event(ns, event)
                 if existing is not None:
                     return CommitResult(
                         commit_id="", record=existing, idempotent=True,
                     )
-            clash = self.host.get([record.id], include_embeddings=False)
+            # ids share one space on a single collection: look across namespaces there
+            clash = self.host.get([record.id], include_embeddings=False,
+                                  namespace=ns if self._ids_per_namespace else None)
             if clash:
                 if clash[0].metadata.get("atma_ns") == ns and clash[0].text == record.content:
                     return CommitResult(
@@ -759,7 +775,7 @@ class StateBank:
             plan_revs: dict[str, int] | None = None
             if self._shared and target_ids:
                 rows = [
-                    r for r in self.host.get(target_ids, include_embeddings=False)
+                    r for r in self.host.get(target_ids, include_embeddings=False, namespace=ns)
                     if r.metadata.get("atma_ns") == ns
                 ]
                 targets = {r.id: _row_to_record(r) for r in rows}
@@ -795,8 +811,9 @@ class StateBank:
                 vec = self.embed([new.content])[0]
             # (with their vectors, so the upsert needs no read of its own)
             before = [
-                r for r in self.host.get(target_ids) if r.metadata.get("atma_ns") == ns
-            ]
+                r for r in self.host.get(target_ids, namespace=ns)
+                if r.metadata.get("atma_ns") == ns
+            ] if target_ids else []
             revs = {r.id: _rev(r) for r in before}
             if plan_revs is not None and revs != plan_revs:
                 moved = sorted(i for i in plan_revs if revs.get(i) != plan_revs[i])
@@ -811,7 +828,7 @@ class StateBank:
             try:
                 commit_id = self._write(rows, before, new.id)
             except BaseException:
-                self._cache_drop([new.id, *changed])
+                self._cache_drop(ns, [new.id, *changed])
                 raise
             self._cache_put([new, *changed.values()])
             self._centroids.add(ns, np.asarray(vec, dtype=np.float64))
@@ -952,7 +969,7 @@ class StateBank:
         except Exception as exc:
             try:
                 if new_id:
-                    self.host.delete([new_id])
+                    self.host.delete([new_id], namespace=rows[0].metadata.get("atma_ns"))
                 if before:
                     self.host.upsert(before)
                 self.host.journal_delete(commit_id)
@@ -1024,7 +1041,11 @@ class StateBank:
         except (KeyError, TypeError, ValueError):
             logger.warning("dropping unreadable journal entry %s", entry_id)
             return False
-        current = {r.id: r for r in self.host.get([r.id for r in rows], include_embeddings=False)}
+        current: dict[str, HostRow] = {}
+        for ns in {r.metadata.get("atma_ns") for r in rows}:
+            ids = [r.id for r in rows if r.metadata.get("atma_ns") == ns]
+            current.update((r.id, r) for r in self.host.get(
+                ids, include_embeddings=False, namespace=ns if isinstance(ns, str) else None))
         todo: list[HostRow] = []
         moved: list[str] = []
         for row in rows:
@@ -1066,10 +1087,47 @@ class StateBank:
         """
         with self.writer_lock(namespace):
             ids = [r.id for r in self.host.scan(HostFilter(namespace))]
-            self._cache_drop(ids)
-            self.host.delete(ids)
+            self._cache_drop(namespace, ids)
+            self.host.delete(ids, namespace=namespace)
             self._centroids.forget(namespace)
             return len(ids)
+
+    def migrate(self, *, progress: Callable[[str, int], None] | None = None) -> dict[str, int]:
+        """Move a bank of the single-collection layout (0.1) to a collection per namespace.
+
+        Pending commits are rolled forward first; each namespace is copied under its
+        writer lock. Resumable; see :meth:`ChromaHost.migrate
+        <langchain_atma.bank.hosts.ChromaHost.migrate>`.
+
+        Raises:
+            ConfigError: the host has no layouts (it is not a :class:`ChromaHost`).
+        """
+        move = getattr(self.host, "migrate", None)
+        if not callable(move):
+            raise ConfigError(f"{type(self.host).__name__} has one layout; nothing to migrate")
+        self.recover()
+        out: dict[str, int] = move(lock=self.writer_lock, progress=progress)
+        self._ids_per_namespace = bool(getattr(self.host, "namespaced", False))
+        if self._cache is not None:
+            with self._cache_lock:
+                self._cache.clear()
+        return out
+
+    def layout_problems(self) -> list[str]:
+        """Bank-wide problems of the host's layout; empty when none.
+
+        For example an unfinished migration, or a namespace registered without its
+        collection.
+        """
+        check = getattr(self.host, "layout_problems", None)
+        return list(check()) if callable(check) else []
+
+    def repair_layout(self) -> list[str]:
+        """Complete what a crash left of a migration or of a namespace's creation."""
+        fix = getattr(self.host, "repair_layout", None)
+        fixed = list(fix()) if callable(fix) else []
+        self._ids_per_namespace = bool(getattr(self.host, "namespaced", False))
+        return fixed
 
     def verify(self, namespace: str) -> list[Violation]:
         """Check the bank invariants for a namespace; returns the violations found."""
@@ -1168,10 +1226,11 @@ class StateBank:
                     fixed.append(Violation(kind="double_active", record_id=older.id,
                                            detail=f"superseded by newer {live.id}"))
             if touched:
-                before = self.host.get(sorted(touched), include_embeddings=False)
+                before = self.host.get(sorted(touched), include_embeddings=False,
+                                       namespace=namespace)
                 revs = {r.id: int(r.metadata.get("atma_rev", 0)) for r in before}
                 rows = [_record_to_row(recs[i], None, revs.get(i, 0) + 1) for i in sorted(touched)]
-                self._cache_drop(touched)
+                self._cache_drop(namespace, touched)
                 self._write(rows, before, new_id="")
             return fixed
 

@@ -347,6 +347,9 @@ class WriteNodes:
         self.candidate_k = candidate_k
         self.use_gate = use_gate
         self.use_judge = use_judge
+        # set by ingest_events, whose propose and commit share one writer-lock hold:
+        # the commit then need not look the source event up again
+        self._one_hold = False
 
     # ------------------------------------------------------------------ propose
     def propose(self, state: WriteState) -> dict[str, Any]:
@@ -379,9 +382,11 @@ class WriteNodes:
         else:
             vec = np.asarray(emb, dtype=np.float32).reshape(-1)
         centre = self.bank.centroid(ns)
-        cands = self._candidates(ns, rec, centred_query(vec, centre,
-                                                        self.gate.config.centre_weight))
-        vectors = self.bank.vectors(ns, [c.id for c in cands]) if cands else {}
+        cands, vectors = self._candidates(ns, rec, centred_query(
+            vec, centre, self.gate.config.centre_weight))
+        missing = [c.id for c in cands if c.id not in vectors]
+        if missing:  # link hops: hits came with their vectors
+            vectors.update(self.bank.vectors(ns, missing))
         cands = [c for c in cands if c.id in vectors]  # a row without a vector cannot be scored
         scores: list[dict[str, Any]] = []
         flagged: list[str] = []
@@ -412,8 +417,14 @@ class WriteNodes:
                                   {"flagged": flagged}, t0)],
         }
 
-    def _candidates(self, ns: str, rec: MemoryRecord, query: np.ndarray) -> list[MemoryRecord]:
-        """P_j: the live records nearest to the centred query, plus one state-link hop."""
+    def _candidates(self, ns: str, rec: MemoryRecord, query: np.ndarray) -> tuple[
+        list[MemoryRecord], dict[str, np.ndarray]
+    ]:
+        """P_j: the live records nearest to the centred query, plus one state-link hop.
+
+        Returns:
+            The candidates, and the stored vectors that came with the search hits.
+        """
         speaker = rec.provenance.speaker
         hits = self.bank.search_by_vector(ns, query, self.candidate_k, statuses=LIVE_STATUSES)
         if speaker:
@@ -431,6 +442,8 @@ class WriteNodes:
             hits = sorted(merged.values(), key=lambda h: (-h.score, h.record.id))
             hits = hits[: self.candidate_k]
         cands = [h.record for h in hits if h.record.id != rec.id]
+        vectors = {h.record.id: np.asarray(h.vector, dtype=np.float32) for h in hits
+                   if h.vector is not None}
         seen = {c.id for c in cands}
         hop = [lk.target for c in cands for lk in c.links
                if lk.type in _STATE_LINKS and lk.target not in seen]
@@ -440,7 +453,7 @@ class WriteNodes:
         if speaker:
             cands = [c for c in cands
                      if not c.provenance.speaker or c.provenance.speaker == speaker]
-        return cands
+        return cands, vectors
 
     async def apropose(self, state: WriteState) -> dict[str, Any]:
         """Async :meth:`propose`, run in a worker thread (embedding and host calls block)."""
@@ -661,7 +674,8 @@ class WriteNodes:
         result: CommitResult | None = None
         for _attempt in range(4):
             try:
-                result = self.bank.commit(new, decisions, embedding=emb)
+                result = self.bank.commit(new, decisions, embedding=emb,
+                                          event_checked=self._one_hold)
                 break
             except RecordNotFoundError as exc:
                 present = {r.id for r in self.bank.get_many(ns, [d.target_id for d in decisions])}
@@ -1053,6 +1067,7 @@ def ingest_events(
     records = _prepare(bank, events, namespace)
     nodes = WriteNodes(bank, gate=gate, judge=judge, candidate_k=candidate_k,
                        use_gate=use_gate, use_judge=use_judge)
+    nodes._one_hold = True  # write_one holds the lock from propose to commit
     acc = _Accumulator(len(records))
     t_enc = time.perf_counter()
     vecs: Any = bank.embed([r.content for r in records]) if records else []

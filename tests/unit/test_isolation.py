@@ -2,7 +2,8 @@
 
 Twenty namespaces hold the SAME conversation (same texts, hence the same
 vectors, and the same event ids) plus one private line each, in one Chroma
-collection. A query, a link hop, a controller choice and a commit in one
+bank, in both layouts (a collection per namespace, and the single collection
+of 0.1). A query, a link hop, a controller choice and a commit in one
 namespace never read or change another namespace's records, even when a
 foreign id or a foreign link is supplied on purpose (a tampered row, a judge
 or controller naming another tenant's id).
@@ -25,7 +26,7 @@ from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
-from langchain_atma.bank import CommitAction, CommitDecision, StateBank
+from langchain_atma.bank import ChromaHost, CommitAction, CommitDecision, StateBank
 from langchain_atma.bank.judge import BaseJudge, JudgeInput, SuggestedLink, Verdict
 from langchain_atma.bank.write_graph import WriteNodes, create_write_graph, ingest_events
 from langchain_atma.errors import CommitError, RecordNotFoundError
@@ -72,19 +73,28 @@ def _quiet_cosine_gate_warning() -> Iterator[None]:
     logging.getLogger("langchain_atma.bank.write_graph").setLevel(logging.NOTSET)
 
 
-@pytest.fixture(scope="module")
-def world() -> StateBank:
+def _bank(layout: str) -> StateBank:
+    return StateBank(host=ChromaHost.ephemeral(layout=layout),  # type: ignore[arg-type]
+                     embeddings=DeterministicFakeEmbedding(size=16))
+
+
+# a collection per namespace (the default), and the one shared collection of 0.1
+LAYOUTS = ["namespaced", "single"]
+
+
+@pytest.fixture(scope="module", params=LAYOUTS)
+def world(request: pytest.FixtureRequest) -> StateBank:
     """Twenty tenants, one bank (read-only for the tests that use it)."""
     logging.getLogger("langchain_atma.bank.write_graph").setLevel(logging.ERROR)
-    bank = StateBank.in_memory(embeddings=DeterministicFakeEmbedding(size=16))
+    bank = _bank(request.param)
     _fill(bank, TENANTS)
     return bank
 
 
-@pytest.fixture
-def small() -> StateBank:
+@pytest.fixture(params=LAYOUTS)
+def small(request: pytest.FixtureRequest) -> StateBank:
     """Three tenants in a fresh bank, for the tests that write or tamper."""
-    bank = StateBank.in_memory(embeddings=DeterministicFakeEmbedding(size=16))
+    bank = _bank(request.param)
     _fill(bank, TENANTS[:3])
     return bank
 
@@ -190,8 +200,14 @@ def test_commit_with_foreign_targets_or_links_is_rejected(small: StateBank) -> N
     with pytest.raises(RecordNotFoundError):
         small.add(MemoryRecord(namespace=a, content="x",
                                links=[{"type": "coexists", "target": victim.id}]))
-    with pytest.raises(CommitError):  # reusing another tenant's id
-        small.add(MemoryRecord(namespace=a, content="hijack", id=victim.id))
+    hijack = MemoryRecord(namespace=a, content="hijack", id=victim.id)
+    if small.host.namespaced:  # type: ignore[attr-defined]
+        small.add(hijack)  # ids are scoped to the namespace's own collection
+        assert small.get(a, victim.id).content == "hijack"
+        before[a][victim.id] = ("active", "hijack", ())
+    else:
+        with pytest.raises(CommitError):  # reusing another tenant's id
+            small.add(hijack)
     assert _snapshot(small, TENANTS[:3]) == before
 
 
@@ -222,12 +238,12 @@ def _plant_link(bank: StateBank, ns: str, foreign_id: str) -> str:
     """Tamper with the host row of ``ns``'s live head: add a link to another tenant's id."""
     head = next(r for r in bank.records(ns) if r.status is RecordStatus.ACTIVE
                 and "Seattle" in r.content)
-    row = bank.host.get([head.id])[0]
+    row = bank.host.get([head.id], namespace=ns)[0]
     links = json.loads(row.metadata["atma_links"])
     links += [["supersedes", foreign_id], ["related", foreign_id]]
     row.metadata["atma_links"] = json.dumps(links)
     bank.host.upsert([row])
-    bank._cache_drop([head.id])  # the process cache would otherwise hide the tampering
+    bank._cache_drop(ns, [head.id])  # the process cache would otherwise hide the tampering
     assert foreign_id in bank.get(ns, head.id).targets()  # the planted link is really there
     return head.id
 

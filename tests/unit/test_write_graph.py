@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.embeddings import DeterministicFakeEmbedding
 from langgraph.graph import END, START, StateGraph
 
 from langchain_atma.bank import StateBank
@@ -647,3 +648,22 @@ def test_events_without_ids_are_idempotent_when_timestamped(bank: StateBank) -> 
     # without a timestamp the event is "now": each call is a new event
     untimed = {"text": "Back from the dentist.", "speaker": "Ann"}
     assert event_to_record(untimed, "noid").provenance.source_event_id is None
+
+
+def test_ingest_reads_the_host_few_times_per_write() -> None:
+    """One event lookup (propose and commit share a lock hold), hit vectors reused."""
+    from langchain_atma.bank import ChromaHost
+    from langchain_atma.benchmarks.perf import _CountingHost
+
+    host = _CountingHost(ChromaHost.ephemeral())
+    bank = StateBank(host=host, embeddings=DeterministicFakeEmbedding(size=16))  # type: ignore
+    events = [{"text": f"Note number {i} about the garden.", "speaker": "Ann",
+               "timestamp": f"2024-01-{i + 1:02d}", "event_id": f"e{i}"} for i in range(12)]
+    ingest_events(bank, events, namespace="u", use_judge=False)
+    # the source event, once per write, and the centroid's first sample
+    assert host.calls["scan"] == 12 + 1
+    assert host.calls["get"] <= 12 + 1  # the id clash check; no vector read for hits
+    assert host.calls["upsert"] == 12
+    host.calls.clear()
+    rep = ingest_events(bank, events, namespace="u", use_judge=False)
+    assert rep.writes == 0 and host.calls.get("upsert", 0) == 0  # idempotent replay

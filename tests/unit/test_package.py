@@ -18,6 +18,23 @@ def test_every_public_name_resolves():
         langchain_atma.NotAThing  # noqa: B018
 
 
+def test_the_three_export_lists_agree():
+    """``__all__``, the lazy table and the TYPE_CHECKING imports name the same things.
+
+    Type checkers and ruff need the literal ``__all__`` and the imports; the lazy
+    table maps each name to its module. They must never drift apart.
+    """
+    import ast
+
+    tree = ast.parse(Path(langchain_atma.__file__).read_text(encoding="utf-8"))
+    block = next(n for n in tree.body if isinstance(n, ast.If)
+                 and getattr(n.test, "id", "") == "TYPE_CHECKING")
+    typed = {a.asname or a.name: n.module for n in block.body
+             if isinstance(n, ast.ImportFrom) for a in n.names}
+    assert typed == langchain_atma._EXPORTS
+    assert sorted(langchain_atma.__all__) == sorted(["__version__", *typed])
+
+
 def test_py_typed_shipped():
     assert (Path(langchain_atma.__file__).parent / "py.typed").exists()
 

@@ -28,7 +28,8 @@ test-unit: $(STAMP)
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)
-	$(BIN)/ruff check langchain_atma tests examples graphs training
+	$(BIN)/ruff check langchain_atma tests examples graphs training scripts
+	$(BIN)/ruff format --check langchain_atma tests examples graphs training scripts
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

@@ -32,13 +32,18 @@ class Context:
 
 def main() -> None:
     bank = StateBank.in_memory()
-    agent = create_agent(OfflineMemoryEchoModel(), context_schema=Context,
-                         middleware=[AtmaMemoryMiddleware(bank, k=3)])
+    agent = create_agent(
+        OfflineMemoryEchoModel(),
+        context_schema=Context,
+        middleware=[AtmaMemoryMiddleware(bank, k=3)],
+    )
     theo = Context(user_id="theo")
-    for text in ["I work as a teacher at a primary school.",
-                 "Tell me a joke about teachers.",
-                 "I no longer work as a teacher; I now work as a pilot.",
-                 "What is my job now?"]:
+    for text in [
+        "I work as a teacher at a primary school.",
+        "Tell me a joke about teachers.",
+        "I no longer work as a teacher; I now work as a pilot.",
+        "What is my job now?",
+    ]:
         out = agent.invoke({"messages": [("user", text)]}, context=theo)
         print(f"user: {text}\n  agent: {out['messages'][-1].content}")
     for rec in bank.records("theo"):

@@ -27,12 +27,13 @@ from langchain_atma.bank import StateBank
 def main() -> None:
     with tempfile.TemporaryDirectory(prefix="atma-agent-") as bank_dir:
         bank = StateBank(path=bank_dir)
-        agent = create_atma_agent(OfflineMemoryEchoModel(), bank=bank,
-                                  checkpointer=MemorySaver())
+        agent = create_atma_agent(OfflineMemoryEchoModel(), bank=bank, checkpointer=MemorySaver())
         first: RunnableConfig = {"configurable": {"thread_id": "monday", "user_id": "ann"}}
-        for text in ("I work as a teacher at a primary school.",
-                     "I no longer work as a teacher; I now work as a pilot.",
-                     "What is my job now?"):
+        for text in (
+            "I work as a teacher at a primary school.",
+            "I no longer work as a teacher; I now work as a pilot.",
+            "What is my job now?",
+        ):
             out = agent.invoke({"messages": [("user", text)]}, first)
             print(f"[monday] user: {text}\n[monday] agent: {out['messages'][-1].content}")
         print("recall packet of the last turn:")

@@ -21,10 +21,18 @@ from langchain_atma.retrieval.read_graph import ask
 
 DEFAULT_MODEL = "qwen2.5:3b"
 EVENTS = [
-    {"text": "I work as a teacher at a primary school.", "timestamp": "2023-01-10",
-     "speaker": "Ann", "event_id": "e1"},
-    {"text": "I no longer work as a teacher; I now work as a pilot.",
-     "timestamp": "2023-08-20", "speaker": "Ann", "event_id": "e2"},
+    {
+        "text": "I work as a teacher at a primary school.",
+        "timestamp": "2023-01-10",
+        "speaker": "Ann",
+        "event_id": "e1",
+    },
+    {
+        "text": "I no longer work as a teacher; I now work as a pilot.",
+        "timestamp": "2023-08-20",
+        "speaker": "Ann",
+        "event_id": "e2",
+    },
 ]
 
 
@@ -40,8 +48,9 @@ def llm_parts() -> dict[str, Any]:
     from langchain_atma.retrieval.controller import LLMController
 
     def chat(var: str) -> ChatOllama:
-        return ChatOllama(model=os.environ.get(var) or DEFAULT_MODEL, base_url=base_url,
-                          temperature=0)
+        return ChatOllama(
+            model=os.environ.get(var) or DEFAULT_MODEL, base_url=base_url, temperature=0
+        )
 
     return {
         "judge": LLMJudge(chat("ATMA_JUDGE_MODEL")),
@@ -53,21 +62,29 @@ def llm_parts() -> dict[str, Any]:
 def main() -> None:
     parts = llm_parts()
     if parts:
-        print(f"using Ollama at {os.environ['ATMA_OLLAMA_BASE_URL']} for judge, controller "
-              "and answerer")
+        print(
+            f"using Ollama at {os.environ['ATMA_OLLAMA_BASE_URL']} for judge, controller "
+            "and answerer"
+        )
     else:
-        print("ATMA_OLLAMA_BASE_URL is not set: running offline (learned judge, offline "
-              "controller, offline answerer)")
+        print(
+            "ATMA_OLLAMA_BASE_URL is not set: running offline (learned judge, offline "
+            "controller, offline answerer)"
+        )
     with tempfile.TemporaryDirectory(prefix="atma-ollama-") as bank_dir:
         bank = StateBank(path=bank_dir)
         report = ingest_events(bank, EVENTS, namespace="ann", judge=parts.get("judge"))
-        print(f"write path: {report.writes} writes, {report.judge_calls} judge call(s), "
-              f"{report.supersessions} supersession(s)")
+        print(
+            f"write path: {report.writes} writes, {report.judge_calls} judge call(s), "
+            f"{report.supersessions} supersession(s)"
+        )
         read_opts = {k: v for k, v in parts.items() if k in ("controller", "answerer")}
         for question in ("What is my job now?", "What job did I have before?"):
             res = ask(bank, "ann", question, **read_opts)
-            print(f"Q: {question}\nA: {res.answer.answer} "
-                  f"[view={res.profile.view.value}, controller={res.packet.controller_status}]")
+            print(
+                f"Q: {question}\nA: {res.answer.answer} "
+                f"[view={res.profile.view.value}, controller={res.packet.controller_status}]"
+            )
 
 
 if __name__ == "__main__":

@@ -28,19 +28,36 @@ from langchain_atma.bank.write_graph import ingest_events
 from langchain_atma.retrievers import AtmaRetriever
 
 EVENTS = [
-    {"text": "I work as a teacher at a primary school.", "timestamp": "2023-01-10",
-     "speaker": "Ann", "event_id": "e1"},
-    {"text": "I have a dog named Rex.", "timestamp": "2023-03-05", "speaker": "Ann",
-     "event_id": "e2"},
-    {"text": "I no longer work as a teacher; I now work as a pilot.",
-     "timestamp": "2023-08-20", "speaker": "Ann", "event_id": "e3"},
+    {
+        "text": "I work as a teacher at a primary school.",
+        "timestamp": "2023-01-10",
+        "speaker": "Ann",
+        "event_id": "e1",
+    },
+    {
+        "text": "I have a dog named Rex.",
+        "timestamp": "2023-03-05",
+        "speaker": "Ann",
+        "event_id": "e2",
+    },
+    {
+        "text": "I no longer work as a teacher; I now work as a pilot.",
+        "timestamp": "2023-08-20",
+        "speaker": "Ann",
+        "event_id": "e3",
+    },
 ]
 
-PROMPT = ChatPromptTemplate.from_messages([
-    ("system", "Answer from the memories. Labels: current memory = true now; historical "
-               "memory = no longer true.\n<memories>\n{context}\n</memories>"),
-    ("human", "{question}"),
-])
+PROMPT = ChatPromptTemplate.from_messages(
+    [
+        (
+            "system",
+            "Answer from the memories. Labels: current memory = true now; historical "
+            "memory = no longer true.\n<memories>\n{context}\n</memories>",
+        ),
+        ("human", "{question}"),
+    ]
+)
 
 
 def format_docs(docs: list[Document]) -> str:

@@ -23,10 +23,18 @@ from langchain_atma.bank.write_graph import ingest_events
 from langchain_atma.retrieval.read_graph import ask
 
 EVENTS = [
-    {"text": "I work as a teacher at a primary school.", "timestamp": "2023-01-10",
-     "speaker": "Ann", "event_id": "e1"},
-    {"text": "I no longer work as a teacher; I now work as a pilot.",
-     "timestamp": "2023-08-20", "speaker": "Ann", "event_id": "e2"},
+    {
+        "text": "I work as a teacher at a primary school.",
+        "timestamp": "2023-01-10",
+        "speaker": "Ann",
+        "event_id": "e1",
+    },
+    {
+        "text": "I no longer work as a teacher; I now work as a pilot.",
+        "timestamp": "2023-08-20",
+        "speaker": "Ann",
+        "event_id": "e2",
+    },
 ]
 
 
@@ -35,8 +43,10 @@ def run(writer: StateBank, reader: StateBank) -> None:
     print(f"writer: {report.writes} writes, {report.supersessions} supersession(s)")
     res = ask(reader, "ann", "What is my job now?")
     print(f"reader: {res.answer.answer}")
-    print(f"reader sees {reader.count('ann')} records of 'ann' and "
-          f"{reader.count('bob')} of 'bob' (namespaces never cross)")
+    print(
+        f"reader sees {reader.count('ann')} records of 'ann' and "
+        f"{reader.count('bob')} of 'bob' (namespaces never cross)"
+    )
 
 
 def main() -> None:
@@ -52,9 +62,11 @@ def main() -> None:
             writer.host.client.delete_collection(collection)  # type: ignore[attr-defined]
             writer.host.client.delete_collection(f"{collection}__journal")  # type: ignore[attr-defined]
         return
-    print("ATMA_CHROMA_URL is not set: using an embedded bank in a temporary directory.\n"
-          "To share one bank between processes, run `chroma run --host 127.0.0.1 --port 8000 "
-          "--path ./chroma-data` and set ATMA_CHROMA_URL=http://127.0.0.1:8000")
+    print(
+        "ATMA_CHROMA_URL is not set: using an embedded bank in a temporary directory.\n"
+        "To share one bank between processes, run `chroma run --host 127.0.0.1 --port 8000 "
+        "--path ./chroma-data` and set ATMA_CHROMA_URL=http://127.0.0.1:8000"
+    )
     with tempfile.TemporaryDirectory(prefix="atma-shared-") as bank_dir:
         writer = StateBank(path=bank_dir)
         reader = StateBank(path=bank_dir, record_cache=False)

@@ -49,12 +49,16 @@ def main() -> None:
 
         live = store.get(("profiles", "ann"), "home")
         print(f"live value: {live.value if live else None}")
-        print("history:", [(h.value["city"], h.status) for h in
-                           store.history(("profiles", "ann"), "home")])
+        print(
+            "history:",
+            [(h.value["city"], h.status) for h in store.history(("profiles", "ann"), "home")],
+        )
         hits = store.search(("profiles",), query="which city", filter={HISTORY_FILTER_KEY: True})
         # AtmaStore returns AtmaSearchItem objects: a SearchItem plus status / record_id
-        print("search with history:", [
-            (h.value["city"], getattr(h, "status", "?"), round(h.score or 0.0, 3)) for h in hits])
+        print(
+            "search with history:",
+            [(h.value["city"], getattr(h, "status", "?"), round(h.score or 0.0, 3)) for h in hits],
+        )
         print("namespaces:", store.list_namespaces())
         problems = bank.verify(store.bank_namespace(("profiles", "ann")))
         print(f"bank invariants: {'ok' if not problems else problems}")

@@ -32,8 +32,10 @@ CHANGES = [("e1", "e5", "home"), ("e2", "e6", "diet"), ("e3", "e7", "sleep")]
 
 def main() -> None:
     bank = StateBank.in_memory()
-    events = [{"event_id": eid, "timestamp": ts, "speaker": "Ann", "text": text}
-              for eid, ts, text in TURNS]
+    events = [
+        {"event_id": eid, "timestamp": ts, "speaker": "Ann", "text": text}
+        for eid, ts, text in TURNS
+    ]
     audit: list[WriteAudit] = []
     report = ingest_events(bank, events, namespace="ann", audit=audit)
     print(f"writes: {report.writes}, judge calls: {report.judge_calls}")

@@ -29,8 +29,13 @@ def _pool() -> ContextThreadPoolExecutor:
         return _POOL
 
 
-def invoke_bounded(runnable: Runnable[Any, Any], value: Any, *, timeout_s: float,
-                   config: RunnableConfig | None = None) -> Any:
+def invoke_bounded(
+    runnable: Runnable[Any, Any],
+    value: Any,
+    *,
+    timeout_s: float,
+    config: RunnableConfig | None = None,
+) -> Any:
     """``runnable.invoke(value, config)`` abandoned after ``timeout_s`` seconds.
 
     Raises:
@@ -46,8 +51,13 @@ def invoke_bounded(runnable: Runnable[Any, Any], value: Any, *, timeout_s: float
         raise TimeoutError(f"no model output within {timeout_s:g} s") from exc
 
 
-async def ainvoke_bounded(runnable: Runnable[Any, Any], value: Any, *, timeout_s: float,
-                          config: RunnableConfig | None = None) -> Any:
+async def ainvoke_bounded(
+    runnable: Runnable[Any, Any],
+    value: Any,
+    *,
+    timeout_s: float,
+    config: RunnableConfig | None = None,
+) -> Any:
     """``await runnable.ainvoke(value, config)``, cancelled after ``timeout_s`` seconds.
 
     Raises:

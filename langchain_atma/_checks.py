@@ -19,8 +19,12 @@ def optional_non_negative(value: object, name: str) -> float | None:
     """
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) \
-            or not math.isfinite(value) or value < 0:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value < 0
+    ):
         raise ConfigError(f"{name} must be a finite number >= 0 or None, got {value!r}")
     return float(value)
 

@@ -84,8 +84,9 @@ def _export(model_dir: Path, path: Path) -> None:
             self.base = base
 
         def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-            hidden = self.base(input_ids=input_ids, attention_mask=attention_mask,
-                               token_type_ids=token_type_ids).last_hidden_state
+            hidden = self.base(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
             mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
             mean = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
             return torch.nn.functional.normalize(mean, p=2.0, dim=1)
@@ -98,10 +99,15 @@ def _export(model_dir: Path, path: Path) -> None:
         warnings.simplefilter("ignore")  # tracer notes on shape checks that hold here
         out = Path(tmp) / path.name
         torch.onnx.export(
-            module, (ids, torch.ones_like(ids), torch.zeros_like(ids)), str(out),
-            input_names=list(names), output_names=["embedding"],
+            module,
+            (ids, torch.ones_like(ids), torch.zeros_like(ids)),
+            str(out),
+            input_names=list(names),
+            output_names=["embedding"],
             dynamic_axes={n: {0: "batch", 1: "seq"} for n in names} | {"embedding": {0: "batch"}},
-            opset_version=17, dynamo=False)
+            opset_version=17,
+            dynamo=False,
+        )
         enc = OnnxEncoder(model_dir, out)
         feed = enc.feed(_CHECK_TEXTS)
         with torch.no_grad():
@@ -123,8 +129,9 @@ class OnnxEncoder:
         batch_size: texts per run.
     """
 
-    def __init__(self, model_dir: Path, path: Path, *, threads: int = 1,
-                 batch_size: int = 64) -> None:
+    def __init__(
+        self, model_dir: Path, path: Path, *, threads: int = 1, batch_size: int = 64
+    ) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -139,8 +146,9 @@ class OnnxEncoder:
         self.dim = int(self.session.get_outputs()[0].shape[-1])
 
     @classmethod
-    def for_model(cls, model_dir: Path, name: str, *, threads: int = 1,
-                  batch_size: int = 64) -> OnnxEncoder:
+    def for_model(
+        cls, model_dir: Path, name: str, *, threads: int = 1, batch_size: int = 64
+    ) -> OnnxEncoder:
         """The encoder of ``model_dir``, exporting it to the cache folder on first use.
 
         Args:
@@ -159,9 +167,11 @@ class OnnxEncoder:
     def feed(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
         """The padded model inputs of a batch of texts."""
         encs = self.tokenizer.encode_batch(list(texts))
-        return {"input_ids": np.array([e.ids for e in encs], dtype=np.int64),
-                "attention_mask": np.array([e.attention_mask for e in encs], dtype=np.int64),
-                "token_type_ids": np.array([e.type_ids for e in encs], dtype=np.int64)}
+        return {
+            "input_ids": np.array([e.ids for e in encs], dtype=np.int64),
+            "attention_mask": np.array([e.attention_mask for e in encs], dtype=np.int64),
+            "token_type_ids": np.array([e.type_ids for e in encs], dtype=np.int64),
+        }
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """A float32 matrix ``(len(texts), dim)`` of unit vectors."""
@@ -170,6 +180,6 @@ class OnnxEncoder:
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for start in range(0, len(order), self.batch_size):
-            idx = order[start:start + self.batch_size]
+            idx = order[start : start + self.batch_size]
             out[idx] = self.session.run(None, self.feed([texts[i] for i in idx]))[0]
         return out

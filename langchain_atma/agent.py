@@ -109,20 +109,27 @@ MEMORY_PROMPT = (
   transition memory / transition linked memory = how a state changed;
   retrieved memory = state unknown.
 Answer questions about the present with current memories, questions about the past with
-historical ones.""")
+historical ones."""
+)
 """How to read the labelled memories (the middleware adds it to the system message)."""
 
 AGENT_SYSTEM_PROMPT = (
-    "You are a helpful assistant with a long-term memory of the user.\n" + MEMORY_PROMPT
+    "You are a helpful assistant with a long-term memory of the user.\n"
+    + MEMORY_PROMPT
     + " Tools: remember_fact stores a fact, recall searches memory\n(view current/historical/"
-    "any), fact_history shows how a fact changed over time.")
+    "any), fact_history shows how a fact changed over time."
+)
 """Default system prompt of :func:`create_atma_agent` (the packet is appended to it)."""
 
 WRITE_OPTION_KEYS = frozenset({"gate", "judge", "use_gate", "use_judge", "candidate_k"})
 """Options of :func:`ingest_events` that ``write_options`` may set."""
 
-_CHAIN_LINKS = (LinkType.SUPERSEDES, LinkType.SUPERSEDED_BY,
-                LinkType.EVOLVES_FROM, LinkType.EVOLVES_TO)
+_CHAIN_LINKS = (
+    LinkType.SUPERSEDES,
+    LinkType.SUPERSEDED_BY,
+    LinkType.EVOLVES_FROM,
+    LinkType.EVOLVES_TO,
+)
 _MAX_CHAIN = 50
 _MEMORY_OPEN = "<memories>"
 _MEMORY_CLOSE = "</memories>"
@@ -146,8 +153,9 @@ class AtmaAgentState(MessagesState, total=False):
 # --------------------------------------------------------------------- helpers
 
 
-def resolve_namespace(config: RunnableConfig | None, default: str | None, *,
-                      context: Any = None) -> str:
+def resolve_namespace(
+    config: RunnableConfig | None, default: str | None, *, context: Any = None
+) -> str:
     """The memory namespace of a run (one per user).
 
     First found: the ``user_id`` of ``context`` (or, inside a graph, of the run's
@@ -162,8 +170,11 @@ def resolve_namespace(config: RunnableConfig | None, default: str | None, *,
             context = get_runtime().context
         except Exception:  # noqa: BLE001 - not inside a graph run
             context = None
-    found = (context.get("user_id") if isinstance(context, Mapping)
-             else getattr(context, "user_id", None))
+    found = (
+        context.get("user_id")
+        if isinstance(context, Mapping)
+        else getattr(context, "user_id", None)
+    )
     configurable = (config or {}).get("configurable") or {}
     found = found or configurable.get("user_id") or configurable.get("namespace") or default
     if found is None:
@@ -221,9 +232,16 @@ _VIEWS: dict[str, QueryView | None] = {
 }
 
 
-def recall_packet(bank: StateBank, namespace: str, query: str, *, k: int,
-                  view: str = "any", exclude: Sequence[str] = (),
-                  config: RunnableConfig | None = None) -> tuple[str, list[str]]:
+def recall_packet(
+    bank: StateBank,
+    namespace: str,
+    query: str,
+    *,
+    k: int,
+    view: str = "any",
+    exclude: Sequence[str] = (),
+    config: RunnableConfig | None = None,
+) -> tuple[str, list[str]]:
     """The serialized, labelled packet for a question and its record ids.
 
     Args:
@@ -243,8 +261,7 @@ def recall_packet(bank: StateBank, namespace: str, query: str, *, k: int,
     forced = _VIEWS[view]
     profiler = _FixedViewProfiler(forced) if forced is not None else QueryProfiler()
     skip = set(exclude)
-    retriever = AtmaRetriever(bank=bank, namespace=namespace, k=k + len(skip),
-                              profiler=profiler)
+    retriever = AtmaRetriever(bank=bank, namespace=namespace, k=k + len(skip), profiler=profiler)
     res = retriever.retrieve(query, config=config)
     rows = [r for r in res.packet.rows if r.id not in skip][:k]
     return serialize_packet(rows), [r.id for r in rows]
@@ -252,8 +269,10 @@ def recall_packet(bank: StateBank, namespace: str, query: str, *, k: int,
 
 def fenced_memories(packet: str) -> str:
     """The packet as the system message shows it: announced and fenced as data."""
-    return (f"Memories retrieved for the latest user message (data only):\n"
-            f"{_MEMORY_OPEN}\n{packet}\n{_MEMORY_CLOSE}")
+    return (
+        f"Memories retrieved for the latest user message (data only):\n"
+        f"{_MEMORY_OPEN}\n{packet}\n{_MEMORY_CLOSE}"
+    )
 
 
 def state_chain(bank: StateBank, namespace: str, record: MemoryRecord) -> list[MemoryRecord]:
@@ -302,8 +321,7 @@ def format_fact_history(bank: StateBank, namespace: str, query: str) -> str:
 # ----------------------------------------------------------------- memory tools
 
 
-def _restate_turn(bank: StateBank, namespace: str, fact: str, speaker: str,
-                  state: Any) -> bool:
+def _restate_turn(bank: StateBank, namespace: str, fact: str, speaker: str, state: Any) -> bool:
     """Store ``fact`` in place of this turn's stored message, if there is one.
 
     The agent's ``remember`` node already stored the user's message (and the judge
@@ -311,13 +329,15 @@ def _restate_turn(bank: StateBank, namespace: str, fact: str, speaker: str,
     supersedes it, so the bank holds one live copy and the message stays as history.
     """
     turn_ids = (state or {}).get("remembered_ids") if isinstance(state, Mapping) else None
-    live = [r for r in bank.get_many(namespace, list(turn_ids or []))
-            if r.status is RecordStatus.ACTIVE]
+    live = [
+        r for r in bank.get_many(namespace, list(turn_ids or [])) if r.status is RecordStatus.ACTIVE
+    ]
     if not live:
         return False
     record = event_to_record(MemoryEvent(text=fact, speaker=speaker), namespace)
-    bank.commit(record, [CommitDecision(action=CommitAction.SUPERSEDE, target_id=r.id)
-                         for r in live])
+    bank.commit(
+        record, [CommitDecision(action=CommitAction.SUPERSEDE, target_id=r.id) for r in live]
+    )
     return True
 
 
@@ -352,8 +372,9 @@ def create_memory_tools(
         validate_namespace(namespace)
 
     @tool("remember_fact", parse_docstring=True)
-    def remember_fact(fact: str, config: RunnableConfig,
-                      state: Annotated[Any, InjectedState] = None) -> str:
+    def remember_fact(
+        fact: str, config: RunnableConfig, state: Annotated[Any, InjectedState] = None
+    ) -> str:
         """Store a fact about the user in long-term memory.
 
         A fact that changes an earlier one (a move, a new job) supersedes it;
@@ -368,8 +389,9 @@ def create_memory_tools(
         restated = _restate_turn(bank, ns, fact, speaker, state)
         if restated:
             return "Stored. It restates your message, which is kept as history."
-        report = ingest_events(bank, [MemoryEvent(text=fact, speaker=speaker)],
-                               namespace=ns, config=config, **opts)
+        report = ingest_events(
+            bank, [MemoryEvent(text=fact, speaker=speaker)], namespace=ns, config=config, **opts
+        )
         if report.duplicates:
             return "Already known; nothing stored."
         changed = report.supersessions + report.transitions
@@ -377,8 +399,9 @@ def create_memory_tools(
         return f"Stored.{extra}"
 
     @tool("recall", parse_docstring=True)
-    def recall(query: str, config: RunnableConfig,
-               view: Literal["current", "historical", "any"] = "any") -> str:
+    def recall(
+        query: str, config: RunnableConfig, view: Literal["current", "historical", "any"] = "any"
+    ) -> str:
         """Search long-term memory; returns state-labelled memories.
 
         Args:
@@ -414,7 +437,8 @@ def _init_model(spec: str) -> BaseChatModel:
     except ImportError as exc:
         raise ConfigError(
             f"a model given as a string ({spec!r}) needs langchain: "
-            'pip install "langchain-atma[agents]"') from exc
+            'pip install "langchain-atma[agents]"'
+        ) from exc
     try:
         return init_chat_model(spec)
     except (ImportError, ValueError) as exc:
@@ -476,8 +500,9 @@ def create_atma_agent(
     opts = check_write_options(write_options)
     if namespace is not None:
         validate_namespace(namespace)
-    memory_tools = create_memory_tools(bank, namespace=namespace, k=kk, speaker=speaker,
-                                       write_options=opts)
+    memory_tools = create_memory_tools(
+        bank, namespace=namespace, k=kk, speaker=speaker, write_options=opts
+    )
     all_tools: list[Any] = [*tools, *memory_tools]
     if isinstance(model, str):
         model = _init_model(model)
@@ -498,8 +523,9 @@ def create_atma_agent(
         text = _text(msg).strip()
         if not text or remember is None or not remember(text):
             return {"namespace": ns, "remembered_ids": []}
-        event = MemoryEvent(text=text, speaker=msg.name or speaker,
-                            event_id=f"msg:{msg.id}" if msg.id else None)
+        event = MemoryEvent(
+            text=text, speaker=msg.name or speaker, event_id=f"msg:{msg.id}" if msg.id else None
+        )
         report = ingest_events(bank, [event], namespace=ns, config=config, **opts)
         return {"namespace": ns, "remembered_ids": [i for i in report.record_ids if i]}
 
@@ -509,8 +535,9 @@ def create_atma_agent(
         text = _text(msg).strip() if msg is not None else ""
         if not text:
             return {"memory_context": EMPTY_PACKET_TEXT, "memory_ids": []}
-        packet, ids = recall_packet(bank, ns, text, k=kk,
-                                   exclude=state.get("remembered_ids") or [], config=config)
+        packet, ids = recall_packet(
+            bank, ns, text, k=kk, exclude=state.get("remembered_ids") or [], config=config
+        )
         return {"memory_context": packet, "memory_ids": ids}
 
     def agent(state: AtmaAgentState, config: RunnableConfig) -> dict[str, Any]:
@@ -537,8 +564,7 @@ def create_atma_agent(
             return {"structured_response": structured.invoke(state["messages"], config)}
 
         graph.add_node("respond", respond)
-        graph.add_conditional_edges("agent", tools_condition,
-                                    {"tools": "tools", END: "respond"})
+        graph.add_conditional_edges("agent", tools_condition, {"tools": "tools", END: "respond"})
         graph.add_edge("respond", END)
     return graph.compile(checkpointer=checkpointer, store=store, name=name)
 
@@ -554,7 +580,7 @@ def _packet_lines(system_text: str) -> list[tuple[str, str]]:
         return []
     out = []
     labels = {lab.value for lab in EvidenceLabel}
-    for line in system_text[start + len(_MEMORY_OPEN): end].splitlines():
+    for line in system_text[start + len(_MEMORY_OPEN) : end].splitlines():
         line = line.strip()
         if not line.startswith("["):
             continue
@@ -582,9 +608,9 @@ class OfflineMemoryEchoModel(BaseChatModel):
     def _llm_type(self) -> str:
         return "atma-offline-echo"
 
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Runnable[
-        LanguageModelInput, AIMessage
-    ]:
+    def bind_tools(
+        self, tools: Sequence[Any], **kwargs: Any
+    ) -> Runnable[LanguageModelInput, AIMessage]:
         """Tools are ignored (the echo model never calls them)."""
         return self
 
@@ -605,8 +631,10 @@ class OfflineMemoryEchoModel(BaseChatModel):
             QueryView.CURRENT: (EvidenceLabel.CURRENT.value,),
             QueryView.NEUTRAL: (EvidenceLabel.CURRENT.value,),
             QueryView.HISTORICAL: (EvidenceLabel.HISTORICAL.value,),
-            QueryView.TRANSITION: (EvidenceLabel.TRANSITION.value,
-                                   EvidenceLabel.TRANSITION_LINKED.value),
+            QueryView.TRANSITION: (
+                EvidenceLabel.TRANSITION.value,
+                EvidenceLabel.TRANSITION_LINKED.value,
+            ),
         }[view]
         label, content = next((ln for ln in lines if ln[0] in wanted), lines[0])
         return f"From memory ({label}): {content}"
@@ -618,5 +646,6 @@ class OfflineMemoryEchoModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(
-            content=self.reply(messages)))])
+        return ChatResult(
+            generations=[ChatGeneration(message=AIMessage(content=self.reply(messages)))]
+        )

@@ -28,8 +28,11 @@ __all__ = ["build_parser", "main"]
 def _add_bank_args(p: argparse.ArgumentParser, *, namespace: bool = True) -> None:
     g = p.add_argument_group("bank")
     g.add_argument("--path", help="embedded bank directory (ATMA_PATH; default ./.atma)")
-    g.add_argument("--chroma-url", dest="chroma_url",
-                   help="Chroma server URL, wins over --path (ATMA_CHROMA_URL)")
+    g.add_argument(
+        "--chroma-url",
+        dest="chroma_url",
+        help="Chroma server URL, wins over --path (ATMA_CHROMA_URL)",
+    )
     g.add_argument("--collection", help="collection name (ATMA_COLLECTION)")
     g.add_argument("--config", help="TOML config file (ATMA_CONFIG; default ./atma.toml)")
     if namespace:
@@ -42,22 +45,31 @@ def _add_llm_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--judge-model", dest="judge_model", help="ATMA_JUDGE_MODEL")
     g.add_argument("--controller-model", dest="controller_model", help="ATMA_CONTROLLER_MODEL")
     g.add_argument("--answer-model", dest="answer_model", help="ATMA_ANSWER_MODEL")
-    g.add_argument("--controller-mode", dest="controller_mode",
-                   choices=["online", "shadow", "off"], help="ATMA_CONTROLLER_MODE")
+    g.add_argument(
+        "--controller-mode",
+        dest="controller_mode",
+        choices=["online", "shadow", "off"],
+        help="ATMA_CONTROLLER_MODE",
+    )
 
 
 def _add_bench_model_args(p: argparse.ArgumentParser, *, judge_only: bool = False) -> None:
     g = p.add_argument_group(
         "models (offline defaults; only the parts named here use a model, model names in "
-        "the environment are ignored)")
-    g.add_argument("--ollama-base-url", dest="ollama_base_url",
-                   help="Ollama server (default ATMA_OLLAMA_BASE_URL)")
+        "the environment are ignored)"
+    )
+    g.add_argument(
+        "--ollama-base-url",
+        dest="ollama_base_url",
+        help="Ollama server (default ATMA_OLLAMA_BASE_URL)",
+    )
     g.add_argument("--judge-model", dest="judge_model", help="e.g. qwen2.5:3b")
     if judge_only:
         return
     g.add_argument("--controller-model", dest="controller_model")
-    g.add_argument("--answer-model", dest="answer_model",
-                   help="answers for every method, host included")
+    g.add_argument(
+        "--answer-model", dest="answer_model", help="answers for every method, host included"
+    )
 
 
 def _config(args: argparse.Namespace) -> Any:
@@ -74,20 +86,29 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    p = sub.add_parser("demo", help="replay a built-in conversation offline and show the bank",
-                       description="Replay a short conversation where a person's facts change, "
-                       "show the bank per state chain, then ask current and historical questions.")
+    p = sub.add_parser(
+        "demo",
+        help="replay a built-in conversation offline and show the bank",
+        description="Replay a short conversation where a person's facts change, "
+        "show the bank per state chain, then ask current and historical questions.",
+    )
     p.add_argument("--path", default="./.atma/demo", help="bank directory (default ./.atma/demo)")
     p.add_argument("--keep", action="store_true", help="do not wipe the demo bank first")
 
-    p = sub.add_parser("ingest", help="write a conversation into a bank",
-                       description="Ingest a LoCoMo-style JSON file or a JSONL file of "
-                       '{"text", "speaker", "timestamp"} objects through the write graph.')
+    p = sub.add_parser(
+        "ingest",
+        help="write a conversation into a bank",
+        description="Ingest a LoCoMo-style JSON file or a JSONL file of "
+        '{"text", "speaker", "timestamp"} objects through the write graph.',
+    )
     p.add_argument("file", help="LoCoMo JSON or JSONL file")
     p.add_argument("--sample", help="LoCoMo sample id to ingest (default: all, one namespace each)")
-    p.add_argument("--audit-jsonl", dest="audit_jsonl",
-                   help="append one JSON line per event: what the write saw and decided "
-                   "(flagged earlier records, the judge's verdicts, what was committed)")
+    p.add_argument(
+        "--audit-jsonl",
+        dest="audit_jsonl",
+        help="append one JSON line per event: what the write saw and decided "
+        "(flagged earlier records, the judge's verdicts, what was committed)",
+    )
     _add_bank_args(p)
     _add_llm_args(p)
 
@@ -95,14 +116,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("question")
     p.add_argument("--k", type=int, help="packet size (ATMA_K; default 5)")
     p.add_argument("--json", action="store_true", help="print the full trace T_q as JSON")
-    p.add_argument("--trace-jsonl", dest="trace_jsonl",
-                   help="append the per-node trace entries to this JSONL file")
+    p.add_argument(
+        "--trace-jsonl",
+        dest="trace_jsonl",
+        help="append the per-node trace entries to this JSONL file",
+    )
     _add_bank_args(p)
     _add_llm_args(p)
 
-    p = sub.add_parser("inspect", help="show state chains (timelines) of a namespace",
-                       description="Print every state chain with statuses and links; "
-                       "--html writes a self-contained page with the state graph and timelines.")
+    p = sub.add_parser(
+        "inspect",
+        help="show state chains (timelines) of a namespace",
+        description="Print every state chain with statuses and links; "
+        "--html writes a self-contained page with the state graph and timelines.",
+    )
     p.add_argument("--html", help="write a self-contained HTML page to this file")
     _add_bank_args(p)
 
@@ -110,16 +137,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repair", action="store_true", help="repair what can be repaired")
     _add_bank_args(p)
 
-    p = sub.add_parser("migrate", help="move a bank of 0.1 to one collection per namespace",
-                       description="Copy every namespace of a single-collection bank (0.1) "
-                       "into its own collection, check each copy, then empty the single "
-                       "collection. Resumable; run it with no writers.")
+    p = sub.add_parser(
+        "migrate",
+        help="move a bank of 0.1 to one collection per namespace",
+        description="Copy every namespace of a single-collection bank (0.1) "
+        "into its own collection, check each copy, then empty the single "
+        "collection. Resumable; run it with no writers.",
+    )
     _add_bank_args(p, namespace=False)
 
     p = sub.add_parser("judge", help="the learned state-change judge")
     jsub = p.add_subparsers(dest="judge_command", metavar="SUBCOMMAND", required=True)
-    t = jsub.add_parser("train", help="train the judge on the corpus in training/ (seeded, "
-                        "CPU; needs the repository's atma-training package)")
+    t = jsub.add_parser(
+        "train",
+        help="train the judge on the corpus in training/ (seeded, "
+        "CPU; needs the repository's atma-training package)",
+    )
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--epochs", type=int)
     t.add_argument("--corpus", help="corpus pairs folder (default training/corpus/pairs)")
@@ -146,8 +179,11 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--k", type=int, default=5)
     b.add_argument("--methods", help="comma-separated methods (default: all)")
     b.add_argument("--plot", help="also write a PNG plot here")
-    b.add_argument("--details", help="also write one JSON line per unit and per probe here "
-                   "(bank step, answer, failure level, packet rows)")
+    b.add_argument(
+        "--details",
+        help="also write one JSON line per unit and per probe here "
+        "(bank step, answer, failure level, packet rows)",
+    )
     _add_bench_model_args(b)
     b = bsub.add_parser("locomo", help="LoCoMo QA for host and atma")
     b.add_argument("path")
@@ -155,45 +191,79 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--samples", help="comma-separated sample ids or a count")
     b.add_argument("--k", type=int, default=5)
     b.add_argument("--plot", help="also write a PNG plot here")
-    b.add_argument("--details", help="also write one JSON line per method and question here "
-                   "(answer, scores, packet rows)")
+    b.add_argument(
+        "--details",
+        help="also write one JSON line per method and question here (answer, scores, packet rows)",
+    )
     _add_bench_model_args(b)
     b = bsub.add_parser("seeds", help="seed-search hit rates on an LTP-format file")
     b.add_argument("file")
     b.add_argument("--out", required=True)
     b.add_argument("--profiles", help="comma-separated profile ids or a count")
     b.add_argument("--k", type=int, default=5)
-    b = bsub.add_parser("gate", help="how often the judge gets to see an LTP file's changes "
-                        "(recall of true pairs among the judged candidates)")
+    b = bsub.add_parser(
+        "gate",
+        help="how often the judge gets to see an LTP file's changes "
+        "(recall of true pairs among the judged candidates)",
+    )
     b.add_argument("file")
     b.add_argument("--out", required=True)
     b.add_argument("--profiles", help="comma-separated profile ids or a count")
     b.add_argument("--candidate-k", dest="candidate_k", type=int, default=32)
-    b = bsub.add_parser("judge", help="the judge's verdicts on an LTP file's update pairs and "
-                        "negative pairs, in isolation")
+    b = bsub.add_parser(
+        "judge",
+        help="the judge's verdicts on an LTP file's update pairs and negative pairs, in isolation",
+    )
     b.add_argument("file")
     b.add_argument("--out", required=True)
     b.add_argument("--profiles", help="comma-separated profile ids or a count")
-    b.add_argument("--negatives", type=int, default=3,
-                   help="hard negatives per cue (nearest earlier dialog turns of the speaker)")
-    b.add_argument("--dialog-pairs", dest="dialog_pairs", type=int, default=200,
-                   help="dialog turns sampled per profile, each against its nearest earlier turn")
+    b.add_argument(
+        "--negatives",
+        type=int,
+        default=3,
+        help="hard negatives per cue (nearest earlier dialog turns of the speaker)",
+    )
+    b.add_argument(
+        "--dialog-pairs",
+        dest="dialog_pairs",
+        type=int,
+        default=200,
+        help="dialog turns sampled per profile, each against its nearest earlier turn",
+    )
     b.add_argument("--seed", type=int, default=0)
     b.add_argument("--details", help="also write one JSON line per judged pair here")
     b.add_argument("--plot", help="also write a PNG plot here")
-    b.add_argument("--compare", nargs="+", metavar="RESULTS.json",
-                   help="earlier results of this command to plot beside this run")
+    b.add_argument(
+        "--compare",
+        nargs="+",
+        metavar="RESULTS.json",
+        help="earlier results of this command to plot beside this run",
+    )
     _add_bench_model_args(b, judge_only=True)
     b = bsub.add_parser("perf", help="write/read path speed and memory")
     b.add_argument("--out", required=True)
-    b.add_argument("--sizes", default="1000,10000,100000",
-                   help="bank sizes of the read curve (add 1000000 for the 1M point)")
-    b.add_argument("--namespaces", default="1,1000",
-                   help="tenant counts of the read curve (records spread evenly)")
-    b.add_argument("--server", action="store_true",
-                   help="also run the curve against a local `chroma run` server")
-    b.add_argument("--leak-queries", dest="leak_queries", type=int, default=10_000,
-                   help="queries of the memory-growth check (0 skips it)")
+    b.add_argument(
+        "--sizes",
+        default="1000,10000,100000",
+        help="bank sizes of the read curve (add 1000000 for the 1M point)",
+    )
+    b.add_argument(
+        "--namespaces",
+        default="1,1000",
+        help="tenant counts of the read curve (records spread evenly)",
+    )
+    b.add_argument(
+        "--server",
+        action="store_true",
+        help="also run the curve against a local `chroma run` server",
+    )
+    b.add_argument(
+        "--leak-queries",
+        dest="leak_queries",
+        type=int,
+        default=10_000,
+        help="queries of the memory-growth check (0 skips it)",
+    )
     b.add_argument("--plot", help="also write a PNG plot here")
     return parser
 
@@ -247,8 +317,10 @@ def _cmd_migrate(args: argparse.Namespace) -> int:
     bank = cfg.make_bank(create=False, embeddings=_no_embeddings())
     with tqdm(desc="namespaces", unit="ns") as bar:
         got = bank.migrate(progress=lambda ns, n: bar.update(1))
-    print(f"{got['namespaces']} namespace(s), {got['rows']} row(s) copied, "
-          f"{got['left_over']} row(s) removed from the single collection")
+    print(
+        f"{got['namespaces']} namespace(s), {got['rows']} row(s) copied, "
+        f"{got['left_over']} row(s) removed from the single collection"
+    )
     problems = bank.layout_problems()
     for line in problems:
         print(f"layout: {line}")
@@ -302,10 +374,10 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
         try:
             audit.open("a", encoding="utf-8").close()
         except OSError as exc:
-            raise ConfigError(f"cannot write the audit file {audit}: "
-                              f"{exc.strerror or exc}") from exc
-    summary = ingest_file(cfg, Path(args.file), sample=args.sample, progress=True,
-                          audit_path=audit)
+            raise ConfigError(
+                f"cannot write the audit file {audit}: {exc.strerror or exc}"
+            ) from exc
+    summary = ingest_file(cfg, Path(args.file), sample=args.sample, progress=True, audit_path=audit)
     print(json.dumps(summary, indent=2))
     return 0
 
@@ -343,10 +415,15 @@ def _cmd_judge(args: argparse.Namespace) -> int:
     except ImportError as exc:
         raise ConfigError(
             "atma judge train needs the training package of the repository: from a checkout "
-            "run `pip install -e training` (`make venv` does)") from exc
+            "run `pip install -e training` (`make venv` does)"
+        ) from exc
     fields: dict[str, Any] = {"seed": args.seed}
-    for name, key in (("epochs", "epochs"), ("threads", "threads"), ("corpus", "corpus"),
-                      ("out", "out_path")):
+    for name, key in (
+        ("epochs", "epochs"),
+        ("threads", "threads"),
+        ("corpus", "corpus"),
+        ("out", "out_path"),
+    ):
         if getattr(args, name) is not None:
             fields[key] = getattr(args, name)
     report = train_judge(JudgeTrainConfig(**fields), progress=True)

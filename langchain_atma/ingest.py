@@ -100,7 +100,8 @@ def _event(obj: Any, n: int, source: str) -> dict[str, Any]:
         raise InputFormatError(f"{source}:{n}: 'speaker' must be a string")
     # the default id is stable for the file and differs between files' line n
     digest = hashlib.sha256(
-        f"{speaker or ''}\x1f{body}".encode("utf-8", "surrogatepass")).hexdigest()[:12]
+        f"{speaker or ''}\x1f{body}".encode("utf-8", "surrogatepass")
+    ).hexdigest()[:12]
     event_id = obj.get("event_id", f"line-{n}-{digest}")
     if not isinstance(event_id, str) or not event_id:
         raise InputFormatError(f"{source}:{n}: 'event_id' must be a non-empty string")
@@ -158,8 +159,14 @@ def _strip(events: list[dict[str, str]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in ev.items() if k != "dia_id"} for ev in events]
 
 
-def ingest_file(cfg: Any, path: Path, *, sample: str | None = None,
-                progress: bool = True, audit_path: Path | None = None) -> dict[str, Any]:
+def ingest_file(
+    cfg: Any,
+    path: Path,
+    *,
+    sample: str | None = None,
+    progress: bool = True,
+    audit_path: Path | None = None,
+) -> dict[str, Any]:
     """Validate then ingest a file with the configured bank, judge and thresholds.
 
     With ``audit_path``, one JSON line per event is appended there: the write's
@@ -184,8 +191,9 @@ def ingest_file(cfg: Any, path: Path, *, sample: str | None = None,
     for key, events in groups.items():
         ns = key or cfg.namespace
         audit: list[WriteAudit] | None = [] if audit_path is not None else None
-        rep = ingest_events(bank, events, namespace=ns, gate=gate, judge=judge,
-                            progress=progress, audit=audit)
+        rep = ingest_events(
+            bank, events, namespace=ns, gate=gate, judge=judge, progress=progress, audit=audit
+        )
         summary[ns] = rep.model_dump(exclude={"record_ids", "seconds"})
         if audit_path is not None and audit is not None:
             _write_audit(bank, ns, audit, audit_path)
@@ -199,11 +207,22 @@ def _write_audit(bank: Any, namespace: str, audit: list[Any], path: Path) -> Non
     with path.open("a", encoding="utf-8") as fh:
         for a in audit:
             line = {
-                "namespace": namespace, "event_id": a.event_id, "record_id": a.record_id,
-                "text": texts.get(a.record_id or ""), "idempotent": a.idempotent,
-                "duplicate_of": a.duplicate_of, "candidates": len(a.candidates),
-                "flagged": [{"id": i, "text": texts.get(i), "verdict": a.verdicts.get(i),
-                             "applied": a.applied.get(i)} for i in a.flagged],
+                "namespace": namespace,
+                "event_id": a.event_id,
+                "record_id": a.record_id,
+                "text": texts.get(a.record_id or ""),
+                "idempotent": a.idempotent,
+                "duplicate_of": a.duplicate_of,
+                "candidates": len(a.candidates),
+                "flagged": [
+                    {
+                        "id": i,
+                        "text": texts.get(i),
+                        "verdict": a.verdicts.get(i),
+                        "applied": a.applied.get(i),
+                    }
+                    for i in a.flagged
+                ],
             }
             fh.write(json.dumps(line, ensure_ascii=False) + "\n")
 
@@ -215,8 +234,11 @@ def ask_with_config(cfg: Any, question: str, *, bank: Any | None = None) -> Any:
     from langchain_atma.retrieval.read_graph import ask
 
     bank = bank if bank is not None else cfg.make_bank()
-    opts: dict[str, Any] = {"k": cfg.k, "seed_k": max(cfg.seed_k, cfg.k),
-                            "controller_mode": cfg.controller_mode}
+    opts: dict[str, Any] = {
+        "k": cfg.k,
+        "seed_k": max(cfg.seed_k, cfg.k),
+        "controller_mode": cfg.controller_mode,
+    }
     controller_model = cfg.ollama_model("controller")
     if controller_model is not None:
         opts["controller"] = LLMController(controller_model)

@@ -55,11 +55,12 @@ def _chain_svg(chain: list[MemoryRecord]) -> str:
     step, pad, height = 190, 70, 195
     width = pad * 2 + step * max(len(chain) - 1, 0) + 60
     pos = {r.id: (pad + i * step, 110) for i, r in enumerate(chain)}
-    parts = [f'<svg width="{width}" height="{height}" role="img" '
-             f'xmlns="http://www.w3.org/2000/svg">',
-             '<defs><marker id="arr" markerWidth="8" markerHeight="8" refX="7" refY="4" '
-             'orient="auto"><path d="M0,0 L8,4 L0,8 z" fill="#555"/></marker></defs>',
-             f'<line x1="{pad - 20}" y1="140" x2="{width - 20}" y2="140" stroke="#ccc"/>']
+    parts = [
+        f'<svg width="{width}" height="{height}" role="img" xmlns="http://www.w3.org/2000/svg">',
+        '<defs><marker id="arr" markerWidth="8" markerHeight="8" refX="7" refY="4" '
+        'orient="auto"><path d="M0,0 L8,4 L0,8 z" fill="#555"/></marker></defs>',
+        f'<line x1="{pad - 20}" y1="140" x2="{width - 20}" y2="140" stroke="#ccc"/>',
+    ]
     for r in chain:
         for lk in r.links:
             if lk.type not in _FORWARD or lk.target not in pos:
@@ -85,8 +86,9 @@ def _chain_svg(chain: list[MemoryRecord]) -> str:
     return "".join(parts)
 
 
-_HEAD = ("<tr><th>time</th><th>speaker</th><th>status</th><th>content</th><th>links</th>"
-         "<th>id</th></tr>")
+_HEAD = (
+    "<tr><th>time</th><th>speaker</th><th>status</th><th>content</th><th>links</th><th>id</th></tr>"
+)
 
 
 def _table(records: list[MemoryRecord]) -> str:
@@ -119,17 +121,22 @@ def render_bank_html(bank: Any, namespace: str) -> str:
         f'<div class="legend">{legend}</div>',
     ]
     if not chains:
-        body.append("<p>no state chains yet: no record has been superseded, "
-                    "linked or qualified.</p>")
+        body.append(
+            "<p>no state chains yet: no record has been superseded, linked or qualified.</p>"
+        )
     for n, chain in enumerate(chains, 1):
         slot = next((r.slot for r in chain if r.slot), None) or "state"
-        body.append(f'<div class="chain"><h2>Chain {n}: {html.escape(slot)}</h2>'
-                    f"{_chain_svg(chain)}{_table(chain)}</div>")
+        body.append(
+            f'<div class="chain"><h2>Chain {n}: {html.escape(slot)}</h2>'
+            f"{_chain_svg(chain)}{_table(chain)}</div>"
+        )
     if rest:
-        body.append(f'<div class="chain"><h2>Other records ({len(rest)}): no state '
-                    f"change</h2>{_table(rest)}</div>")
+        body.append(
+            f'<div class="chain"><h2>Other records ({len(rest)}): no state '
+            f"change</h2>{_table(rest)}</div>"
+        )
     return (
-        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f"<title>A-TMA bank {html.escape(namespace)}</title><style>{_CSS}</style></head>"
         f"<body>{''.join(body)}</body></html>"
     )

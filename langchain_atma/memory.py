@@ -160,8 +160,9 @@ class AtmaMemory(BaseMemory):
             if ai.strip():
                 events.append(MemoryEvent(text=ai.strip(), speaker=self.ai_prefix))
         if events:
-            self.last_report = ingest_events(self.bank, events, namespace=self.namespace,
-                                             **self.write_options)
+            self.last_report = ingest_events(
+                self.bank, events, namespace=self.namespace, **self.write_options
+            )
 
     def clear(self) -> None:
         """Delete EVERY record of this memory's namespace, history included.

@@ -127,8 +127,9 @@ class AtmaMemoryMiddleware(AgentMiddleware[AtmaMemoryState, Any]):
         Raises:
             NamespaceError: no namespace anywhere, or a malformed one.
         """
-        return resolve_namespace(_config(), self.namespace,
-                                 context=getattr(runtime, "context", None))
+        return resolve_namespace(
+            _config(), self.namespace, context=getattr(runtime, "context", None)
+        )
 
     # ------------------------------------------------------------------ hooks
     def before_agent(self, state: AtmaMemoryState, runtime: Runtime[Any]) -> dict[str, Any]:
@@ -141,18 +142,19 @@ class AtmaMemoryMiddleware(AgentMiddleware[AtmaMemoryState, Any]):
         packet, _ids = recall_packet(self.bank, ns, text, k=self.k, config=_config())
         return {"atma_memory": packet, "atma_namespace": ns}
 
-    async def abefore_agent(self, state: AtmaMemoryState,
-                            runtime: Runtime[Any]) -> dict[str, Any]:
+    async def abefore_agent(self, state: AtmaMemoryState, runtime: Runtime[Any]) -> dict[str, Any]:
         """Async :meth:`before_agent` (bank and model calls in a worker thread)."""
         return await asyncio.to_thread(self.before_agent, state, runtime)
 
-    def wrap_model_call(self, request: ModelRequest[Any],
-                        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]) -> Any:
+    def wrap_model_call(
+        self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]
+    ) -> Any:
         """Append the recalled packet to the system message of every model call."""
         return handler(self._with_memories(request))
 
     async def awrap_model_call(
-        self, request: ModelRequest[Any],
+        self,
+        request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> Any:
         """Async :meth:`wrap_model_call`."""
@@ -167,14 +169,15 @@ class AtmaMemoryMiddleware(AgentMiddleware[AtmaMemoryState, Any]):
         if not text or not self.remember(text):
             return {}
         ns = state.get("atma_namespace") or self.namespace_of(runtime)
-        event = MemoryEvent(text=text, speaker=msg.name or self.speaker,
-                            event_id=f"msg:{msg.id}" if msg.id else None)
-        ingest_events(self.bank, [event], namespace=ns, config=_config(),
-                      **self.write_options)
+        event = MemoryEvent(
+            text=text,
+            speaker=msg.name or self.speaker,
+            event_id=f"msg:{msg.id}" if msg.id else None,
+        )
+        ingest_events(self.bank, [event], namespace=ns, config=_config(), **self.write_options)
         return {}
 
-    async def aafter_agent(self, state: AtmaMemoryState,
-                           runtime: Runtime[Any]) -> dict[str, Any]:
+    async def aafter_agent(self, state: AtmaMemoryState, runtime: Runtime[Any]) -> dict[str, Any]:
         """Async :meth:`after_agent` (the write runs in a worker thread)."""
         return await asyncio.to_thread(self.after_agent, state, runtime)
 
@@ -183,8 +186,9 @@ class AtmaMemoryMiddleware(AgentMiddleware[AtmaMemoryState, Any]):
         packet = str(request.state.get("atma_memory") or EMPTY_PACKET_TEXT)
         base = request.system_message.text if request.system_message is not None else ""
         head = f"{base}\n\n{self.instructions}" if base else self.instructions
-        return request.override(system_message=SystemMessage(
-            content=f"{head}\n\n{fenced_memories(packet)}"))
+        return request.override(
+            system_message=SystemMessage(content=f"{head}\n\n{fenced_memories(packet)}")
+        )
 
 
 def _latest_human(messages: Sequence[AnyMessage]) -> HumanMessage | None:

@@ -292,7 +292,8 @@ class MemoryRecord(BaseModel):
         "reacting ('What got you into running?', 'Wow, congrats!'). Set once by the write "
         "path (the offline judge's text cues, no model); the read path ranks a seed that "
         "states no fact a little lower. None = not analysed (records added directly to the "
-        "bank), which is never demoted.")
+        "bank), which is never demoted.",
+    )
 
     @field_validator("namespace", mode="before")
     @classmethod
@@ -337,8 +338,10 @@ class MemoryRecord(BaseModel):
             raise InvalidRecordError("links must be a list")
         out: list[Any] = []
         for item in v:
-            raw_type = item.type if isinstance(item, Link) else (
-                item.get("type") if isinstance(item, dict) else None
+            raw_type = (
+                item.type
+                if isinstance(item, Link)
+                else (item.get("type") if isinstance(item, dict) else None)
             )
             try:
                 LinkType(raw_type)
@@ -367,17 +370,22 @@ class MemoryRecord(BaseModel):
         """Every text must be valid Unicode (a lone surrogate cannot be stored as UTF-8)."""
         prov, trans = self.provenance, self.transition
         texts: list[tuple[str, object]] = [
-            ("id", self.id), ("content", self.content), ("slot", self.slot),
+            ("id", self.id),
+            ("content", self.content),
+            ("slot", self.slot),
             ("provenance.source_event_id", prov.source_event_id),
-            ("provenance.speaker", prov.speaker), ("provenance.session_id", prov.session_id),
+            ("provenance.speaker", prov.speaker),
+            ("provenance.session_id", prov.session_id),
             *(("links.target", lk.target) for lk in self.links),
             *(("metadata key", k) for k in self.metadata),
             *((f"metadata.{k}", v) for k, v in self.metadata.items()),
         ]
         if trans is not None:
-            texts += [("transition.from_value", trans.from_value),
-                      ("transition.to_value", trans.to_value),
-                      ("transition.transition_type", trans.transition_type)]
+            texts += [
+                ("transition.from_value", trans.from_value),
+                ("transition.to_value", trans.to_value),
+                ("transition.transition_type", trans.transition_type),
+            ]
         for where, text in texts:
             if isinstance(text, str):
                 try:

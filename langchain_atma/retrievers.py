@@ -225,8 +225,10 @@ class AtmaRetriever(BaseRetriever):
         super().__init__(**data)
 
     def __repr_args__(self) -> Any:
-        yield from ((name, getattr(self, name)) for name in
-                    ("bank", "namespace", "k", "seed_k", "controller_mode"))
+        yield from (
+            (name, getattr(self, name))
+            for name in ("bank", "namespace", "k", "seed_k", "controller_mode")
+        )
 
     # ------------------------------------------------------------------ helpers
     def _sizes(self, k: int | None, seed_k: int | None) -> tuple[int, int]:
@@ -254,15 +256,26 @@ class AtmaRetriever(BaseRetriever):
             profile=profile, pool=pool, controller=run, packet=packet, timings_ms=timings
         )
 
-    def _seeds(self, namespace: str, query: str, seed_k: int,
-               query_vector: Sequence[float] | np.ndarray | None,
-               timings: dict[str, float]) -> list[EvidenceRow]:
+    def _seeds(
+        self,
+        namespace: str,
+        query: str,
+        seed_k: int,
+        query_vector: Sequence[float] | np.ndarray | None,
+        timings: dict[str, float],
+    ) -> list[EvidenceRow]:
         directory = self._speakers
         directory.enabled = self.rewrite_speaker
-        rows, info = speaker_seed_rows(self.bank, namespace, query, seed_k=seed_k,
-                                       speakers=directory, query_vector=query_vector,
-                                       other_speaker_penalty=self.other_speaker_penalty,
-                                       no_fact_penalty=self.no_fact_penalty)
+        rows, info = speaker_seed_rows(
+            self.bank,
+            namespace,
+            query,
+            seed_k=seed_k,
+            speakers=directory,
+            query_vector=query_vector,
+            other_speaker_penalty=self.other_speaker_penalty,
+            no_fact_penalty=self.no_fact_penalty,
+        )
         timings["seed"] = info.host_ms  # the host's own search
         timings["rewrite"] = info.rewrite_ms  # the overlay's speaker check and rewrite
         timings["embed"] = info.embed_ms  # the question's embedding (of the rewrite)
@@ -271,10 +284,15 @@ class AtmaRetriever(BaseRetriever):
     def _namespace(self, namespace: str | None) -> str:
         return self.namespace if namespace is None else validate_namespace(namespace)
 
-    def _steps(self, query: str, namespace: str, sk: int, kk: int,
-               query_vector: Sequence[float] | np.ndarray | None,
-               timings: dict[str, float],
-               ) -> tuple[dict[str, Any], list[tuple[str, RunnableLambda[Any, Any]]]]:
+    def _steps(
+        self,
+        query: str,
+        namespace: str,
+        sk: int,
+        kk: int,
+        query_vector: Sequence[float] | np.ndarray | None,
+        timings: dict[str, float],
+    ) -> tuple[dict[str, Any], list[tuple[str, RunnableLambda[Any, Any]]]]:
         """The four retrieval steps, each run on the previous step's output.
 
         Returns:
@@ -299,17 +317,17 @@ class AtmaRetriever(BaseRetriever):
                 return None
             return self.controller.run(found["profile"], pool, k=kk, config=config)
 
-        async def arank(pool: list[EvidenceRow], config: RunnableConfig) -> (
-            ControllerRun | None
-        ):
+        async def arank(pool: list[EvidenceRow], config: RunnableConfig) -> ControllerRun | None:
             if self.controller_mode == "off" or not pool:
                 return None
             return await self.controller.arun(found["profile"], pool, k=kk, config=config)
 
-        return found, [("profile", RunnableLambda(profile, name="profile")),
-                       ("seed", RunnableLambda(seed, name="seed")),
-                       ("expand", RunnableLambda(expand, name="expand")),
-                       ("rank", RunnableLambda(rank, afunc=arank, name="rank"))]
+        return found, [
+            ("profile", RunnableLambda(profile, name="profile")),
+            ("seed", RunnableLambda(seed, name="seed")),
+            ("expand", RunnableLambda(expand, name="expand")),
+            ("rank", RunnableLambda(rank, afunc=arank, name="rank")),
+        ]
 
     # ------------------------------------------------------------------ public API
     def retrieve(
@@ -341,8 +359,7 @@ class AtmaRetriever(BaseRetriever):
         """
         kk, sk = self._sizes(k, seed_k)
         timings: dict[str, float] = {}
-        found, steps = self._steps(query, self._namespace(namespace), sk, kk, query_vector,
-                                   timings)
+        found, steps = self._steps(query, self._namespace(namespace), sk, kk, query_vector, timings)
         out: Any = query
         for name, step in steps:
             t0 = time.perf_counter()
@@ -363,8 +380,7 @@ class AtmaRetriever(BaseRetriever):
         """Async :meth:`retrieve`: model and bank calls run in worker threads."""
         kk, sk = self._sizes(k, seed_k)
         timings: dict[str, float] = {}
-        found, steps = self._steps(query, self._namespace(namespace), sk, kk, query_vector,
-                                   timings)
+        found, steps = self._steps(query, self._namespace(namespace), sk, kk, query_vector, timings)
         out: Any = query
         for name, step in steps:
             t0 = time.perf_counter()
@@ -372,19 +388,22 @@ class AtmaRetriever(BaseRetriever):
             timings.setdefault(name, (time.perf_counter() - t0) * 1e3)
         return self._finish(found["profile"], found["pool"], out, kk, timings)
 
-    def retrieve_packet(self, query: str, *, k: int | None = None,
-                        namespace: str | None = None) -> EvidencePacket:
+    def retrieve_packet(
+        self, query: str, *, k: int | None = None, namespace: str | None = None
+    ) -> EvidencePacket:
         """The labelled evidence packet E_q for a question."""
         return self.retrieve(query, k=k, namespace=namespace).packet
 
-    async def aretrieve_packet(self, query: str, *, k: int | None = None,
-                               namespace: str | None = None) -> EvidencePacket:
+    async def aretrieve_packet(
+        self, query: str, *, k: int | None = None, namespace: str | None = None
+    ) -> EvidencePacket:
         """Async :meth:`retrieve_packet`."""
         return (await self.aretrieve(query, k=k, namespace=namespace)).packet
 
     # ------------------------------------------------------------------ BaseRetriever
-    def invoke(self, input: str, config: RunnableConfig | None = None,
-               **kwargs: Any) -> list[Document]:
+    def invoke(
+        self, input: str, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> list[Document]:
         """Documents for a question; ``configurable.namespace`` picks the namespace per call.
 
         One retriever can serve many users:
@@ -392,8 +411,9 @@ class AtmaRetriever(BaseRetriever):
         """
         return super().invoke(input, config, **_namespace_kwargs(config, kwargs))
 
-    async def ainvoke(self, input: str, config: RunnableConfig | None = None,
-                      **kwargs: Any) -> list[Document]:
+    async def ainvoke(
+        self, input: str, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> list[Document]:
         """Async :meth:`invoke`."""
         return await super().ainvoke(input, config, **_namespace_kwargs(config, kwargs))
 
@@ -421,8 +441,7 @@ class AtmaRetriever(BaseRetriever):
         namespace: str | None = None,
     ) -> list[Document]:
         config: RunnableConfig = {"callbacks": run_manager.get_child()}
-        res = await self.aretrieve(query, k=k, seed_k=seed_k, config=config,
-                                   namespace=namespace)
+        res = await self.aretrieve(query, k=k, seed_k=seed_k, config=config, namespace=namespace)
         view = res.profile.view.value
         return [row_to_document(r, view) for r in res.packet.rows]
 

@@ -105,9 +105,14 @@ def prepare_text(text: str) -> str:
 
 def input_rule(max_tokens: int) -> dict[str, Any]:
     """The input rule recorded in the model card."""
-    return {"pair": "[CLS] old [SEP] new [SEP]", "question": "[CLS] question [SEP]",
-            "max_text_chars": MAX_TEXT_CHARS, "max_tokens": max_tokens,
-            "truncation": "longest_first", "batch": 1}
+    return {
+        "pair": "[CLS] old [SEP] new [SEP]",
+        "question": "[CLS] question [SEP]",
+        "max_text_chars": MAX_TEXT_CHARS,
+        "max_tokens": max_tokens,
+        "truncation": "longest_first",
+        "batch": 1,
+    }
 
 
 def card_path(model_path: Path) -> Path:
@@ -130,17 +135,21 @@ def _load_card(path: Path) -> dict[str, Any]:
         raise JudgeModelError(f"state model card {cpath} is missing; {_REBUILD}")
     try:
         card = json.loads(cpath.read_text(encoding="utf-8"))
-        ok = (card["format_version"] == CARD_FORMAT_VERSION
-              and len(card["actions"]) == 6 and len(card["conflict_types"]) == 6
-              and len(card["views"]) == 4 and int(card["input"]["max_tokens"]) > 0)
+        ok = (
+            card["format_version"] == CARD_FORMAT_VERSION
+            and len(card["actions"]) == 6
+            and len(card["conflict_types"]) == 6
+            and len(card["views"]) == 4
+            and int(card["input"]["max_tokens"]) > 0
+        )
     except (ValueError, KeyError, TypeError) as exc:
-        raise JudgeModelError(f"state model card {cpath} is unreadable ({exc}); {_REBUILD}") \
-            from exc
+        raise JudgeModelError(
+            f"state model card {cpath} is unreadable ({exc}); {_REBUILD}"
+        ) from exc
     if not ok:
         raise JudgeModelError(f"state model card {cpath} has an unknown layout; {_REBUILD}")
     if hashlib.sha256(path.read_bytes()).hexdigest() != card.get("model_sha256"):
-        raise JudgeModelError(
-            f"state model {path} does not match its card (checksum); {_REBUILD}")
+        raise JudgeModelError(f"state model {path} does not match its card (checksum); {_REBUILD}")
     return dict(card)
 
 
@@ -182,23 +191,26 @@ class StateModel:
                 so.inter_op_num_threads = 1
                 try:
                     self._session = ort.InferenceSession(
-                        str(self.path), so, providers=["CPUExecutionProvider"])
+                        str(self.path), so, providers=["CPUExecutionProvider"]
+                    )
                 except Exception as exc:  # noqa: BLE001 - any load failure is reported
                     raise JudgeModelError(
                         f"state model {self.path} cannot be loaded "
-                        f"({type(exc).__name__}: {str(exc)[:200]}); {_REBUILD}") from exc
+                        f"({type(exc).__name__}: {str(exc)[:200]}); {_REBUILD}"
+                    ) from exc
                 self._tokenizer = load_tokenizer(int(self.card["input"]["max_tokens"]))
             return self._session, self._tokenizer
 
     def _run(self, encoding: Any) -> list[np.ndarray]:
         session, _ = self._ready()
-        feed = {"input_ids": np.array([encoding.ids], dtype=np.int64),
-                "attention_mask": np.array([encoding.attention_mask], dtype=np.int64),
-                "token_type_ids": np.array([encoding.type_ids], dtype=np.int64)}
+        feed = {
+            "input_ids": np.array([encoding.ids], dtype=np.int64),
+            "attention_mask": np.array([encoding.attention_mask], dtype=np.int64),
+            "token_type_ids": np.array([encoding.type_ids], dtype=np.int64),
+        }
         return [softmax(o)[0] for o in session.run(None, feed)]
 
-    def pair_probabilities(self, pairs: Sequence[tuple[str, str]]
-                           ) -> tuple[np.ndarray, np.ndarray]:
+    def pair_probabilities(self, pairs: Sequence[tuple[str, str]]) -> tuple[np.ndarray, np.ndarray]:
         """Action and conflict-type probabilities of (old, new) text pairs.
 
         Returns:

@@ -203,7 +203,7 @@ def decode_namespace(bank_namespace: str, prefix: str = DEFAULT_PREFIX) -> tuple
     if not isinstance(bank_namespace, str) or not bank_namespace.startswith(head):
         raise NamespaceError(f"{bank_namespace!r} is not a store namespace of prefix {prefix!r}")
     try:
-        labels = tuple(_unescape_label(p) for p in bank_namespace[len(head):].split("."))
+        labels = tuple(_unescape_label(p) for p in bank_namespace[len(head) :].split("."))
     except (UnicodeDecodeError, ValueError) as exc:
         raise NamespaceError(f"{bank_namespace!r}: bad escape sequence ({exc})") from exc
     if not all(labels):
@@ -480,13 +480,18 @@ class AtmaStore(BaseStore):
         by_id: Mapping[str, MemoryRecord],
         score: float | None,
     ) -> AtmaSearchItem:
-        status = "deleted" if _is_tombstone(rec) else (
-            "active" if rec.status is RecordStatus.ACTIVE else "superseded"
+        status = (
+            "deleted"
+            if _is_tombstone(rec)
+            else ("active" if rec.status is RecordStatus.ACTIVE else "superseded")
         )
         superseded_at = None
         if status != "active":
-            nxt = [by_id[t] for t in rec.targets(LinkType.SUPERSEDED_BY, LinkType.EVOLVES_TO)
-                   if t in by_id]
+            nxt = [
+                by_id[t]
+                for t in rec.targets(LinkType.SUPERSEDED_BY, LinkType.EVOLVES_TO)
+                if t in by_id
+            ]
             if nxt:
                 superseded_at = min(n.time for n in nxt)
         return AtmaSearchItem(
@@ -556,9 +561,13 @@ class AtmaStore(BaseStore):
             created = _created_of(live) if live is not None else now
             decisions = []
             if versions:
-                decisions = [CommitDecision(action=CommitAction.SUPERSEDE,
-                                            target_id=versions[-1].id,
-                                            reason="store put: new value for the key")]
+                decisions = [
+                    CommitDecision(
+                        action=CommitAction.SUPERSEDE,
+                        target_id=versions[-1].id,
+                        reason="store put: new value for the key",
+                    )
+                ]
             rec = MemoryRecord(
                 namespace=bank_ns,
                 content=text,
@@ -590,13 +599,19 @@ class AtmaStore(BaseStore):
                 content=f"deleted {key} (was: {shown})",
                 time=datetime.now(timezone.utc),
                 slot=key,
-                transition=TransitionInfo(from_value=shown, to_value=None,
-                                          transition_type="delete"),
+                transition=TransitionInfo(
+                    from_value=shown, to_value=None, transition_type="delete"
+                ),
                 metadata={"store_key": key, "store_op": "delete", "store_indexed": False},
             )
-            self.bank.commit(tomb, [CommitDecision(action=CommitAction.TRANSITION,
-                                                   target_id=live.id,
-                                                   reason="store delete")])
+            self.bank.commit(
+                tomb,
+                [
+                    CommitDecision(
+                        action=CommitAction.TRANSITION, target_id=live.id, reason="store delete"
+                    )
+                ],
+            )
 
     def _namespaces(self) -> list[tuple[str, tuple[str, ...]]]:
         """(bank namespace, store namespace) of every namespace this store wrote."""
@@ -633,14 +648,15 @@ class AtmaStore(BaseStore):
                 cands.append((rec, store_ns, by_id))
         if not op.query:
             cands.sort(key=lambda c: c[0].sort_key, reverse=True)
-            page = cands[op.offset: op.offset + op.limit]
+            page = cands[op.offset : op.offset + op.limit]
             return [self._item(r, ns, by, None) for r, ns, by in page]
         qvec = np.asarray(self.bank.embed_query(op.query), dtype=np.float32)
         qn = float(np.linalg.norm(qvec)) or 1.0
         scored: list[tuple[float, MemoryRecord, tuple[str, ...], dict[str, MemoryRecord]]] = []
         unscored: list[tuple[MemoryRecord, tuple[str, ...], dict[str, MemoryRecord]]] = []
-        by_space: dict[str, list[tuple[MemoryRecord, tuple[str, ...],
-                                       dict[str, MemoryRecord]]]] = {}
+        by_space: dict[
+            str, list[tuple[MemoryRecord, tuple[str, ...], dict[str, MemoryRecord]]]
+        ] = {}
         for c in cands:
             if c[0].metadata.get("store_indexed") is False:
                 unscored.append(c)
@@ -657,11 +673,12 @@ class AtmaStore(BaseStore):
                 score = float(np.dot(v, qvec) / denom)
                 scored.append((score if math.isfinite(score) else 0.0, rec, ns, by))
         scored.sort(key=lambda s: (-s[0], s[1].sort_key))
-        ranked: list[tuple[float | None, MemoryRecord, tuple[str, ...],
-                           dict[str, MemoryRecord]]] = [*scored]
+        ranked: list[
+            tuple[float | None, MemoryRecord, tuple[str, ...], dict[str, MemoryRecord]]
+        ] = [*scored]
         unscored.sort(key=lambda c: c[0].sort_key, reverse=True)
         ranked += [(None, r, ns, by) for r, ns, by in unscored]
-        page2 = ranked[op.offset: op.offset + op.limit]
+        page2 = ranked[op.offset : op.offset + op.limit]
         return [self._item(r, ns, by, s) for s, r, ns, by in page2]
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
@@ -677,7 +694,7 @@ class AtmaStore(BaseStore):
                 raise InvalidQueryError(f"max_depth must be >= 1, got {op.max_depth}")
             names = [n[: op.max_depth] for n in names]
         unique = sorted(set(names))
-        return unique[op.offset: op.offset + op.limit]
+        return unique[op.offset : op.offset + op.limit]
 
 
 def _condition_holds(cond: MatchCondition, ns: tuple[str, ...]) -> bool:
@@ -686,5 +703,5 @@ def _condition_holds(cond: MatchCondition, ns: tuple[str, ...]) -> bool:
     path = tuple(cond.path)
     if len(ns) < len(path):
         return False
-    part = ns[: len(path)] if cond.match_type == "prefix" else ns[len(ns) - len(path):]
+    part = ns[: len(path)] if cond.match_type == "prefix" else ns[len(ns) - len(path) :]
     return all(p == "*" or p == q for p, q in zip(path, part, strict=True))

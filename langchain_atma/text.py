@@ -56,7 +56,8 @@ STOPWORDS = frozenset(
     "may might must so than then too very just also about into over under up down out off "
     "again once all any both each few more most other some such only own same s t what "
     "which who whom whose when where why how because while until if nor but every really "
-    "per".split())
+    "per".split()
+)
 """Words that never count as content."""
 
 FILLER = frozenset(
@@ -64,68 +65,132 @@ FILLER = frozenset(
     "honestly literally basically actually totally pretty quite super kind sort thing "
     "things stuff lot lots get got getting go going went gone make made feel felt know "
     "think said say guess mean sure let come came see saw tell told one day time week "
-    "month year years days weeks months today yesterday tonight".split())
+    "month year years days weeks months today yesterday tonight".split()
+)
 """Chat words that name no value."""
 
 REACTION = frozenset(
     "that this those these it its wow woah whoa looks look sounds sound nice great awesome "
     "cool amazing so what how congrats congratulations aw aww oh omg yay lovely beautiful "
-    "wonderful glad good fantastic incredible haha lol".split())
+    "wonderful glad good fantastic incredible haha lol".split()
+)
 """First words of a reaction to the listener ("Wow, that looks great!")."""
 
 ENDED = (
-    "no longer", "not anymore", "not any more", "no more", "quit", "stopped", "gave up",
-    "given up", "moved out", "broke up", "split up", "sold", "passed away", "ended",
-    "cancelled", "canceled", "dropped out", "dropped the", "dropped my", "retired",
-    "left my", "lost my", "got rid of", "gave away", "said goodbye to",
+    "no longer",
+    "not anymore",
+    "not any more",
+    "no more",
+    "quit",
+    "stopped",
+    "gave up",
+    "given up",
+    "moved out",
+    "broke up",
+    "split up",
+    "sold",
+    "passed away",
+    "ended",
+    "cancelled",
+    "canceled",
+    "dropped out",
+    "dropped the",
+    "dropped my",
+    "retired",
+    "left my",
+    "lost my",
+    "got rid of",
+    "gave away",
+    "said goodbye to",
 )
 """Phrases saying that a state ended (a denial such as "won't fix" is not one); "not
 ... anymore" with up to five words between counts too."""
 ACTIVITY = frozenset(
     "play love like enjoy learn lesson class practice live use try eat drink watch "
-    "listen read keep own work".split())
+    "listen read keep own work".split()
+)
 """Verbs of doing and liking: never a value ("I play the cello": the value is the cello)."""
 STILL = ("still", "always")
 """Continuation wording."""
 SHIFT = ENDED + (
-    "now", "these days", "nowadays", "lately", "recently", "switched", "switch", "started",
-    "starting", "began", "moved", "new", "instead", "anymore", "any more", "changed",
-    "picked up", "took up", "got into", "hooked on", "also", "too", "my old", "used to",
-    "became", "turned",
+    "now",
+    "these days",
+    "nowadays",
+    "lately",
+    "recently",
+    "switched",
+    "switch",
+    "started",
+    "starting",
+    "began",
+    "moved",
+    "new",
+    "instead",
+    "anymore",
+    "any more",
+    "changed",
+    "picked up",
+    "took up",
+    "got into",
+    "hooked on",
+    "also",
+    "too",
+    "my old",
+    "used to",
+    "became",
+    "turned",
 )
 """Wording saying that something changed, started, ended or was added."""
 
 _CONTRACTIONS = (
-    (r"\bcan't\b", "can not"), (r"\bwon't\b", "will not"), (r"n't\b", " not"),
-    (r"'re\b", " are"), (r"'ve\b", " have"), (r"'ll\b", " will"), (r"'d\b", " would"),
-    (r"\bi'm\b", "i am"), (r"'s\b", ""),
+    (r"\bcan't\b", "can not"),
+    (r"\bwon't\b", "will not"),
+    (r"n't\b", " not"),
+    (r"'re\b", " are"),
+    (r"'ve\b", " have"),
+    (r"'ll\b", " will"),
+    (r"'d\b", " would"),
+    (r"\bi'm\b", "i am"),
+    (r"'s\b", ""),
 )
-_SPEAKER_PREFIX = re.compile(r"^\s*(?:speaker\s+)?[A-Za-z][\w .'\-]{0,40}?\s+says\s*:\s*",
-                             re.IGNORECASE)
+_SPEAKER_PREFIX = re.compile(
+    r"^\s*(?:speaker\s+)?[A-Za-z][\w .'\-]{0,40}?\s+says\s*:\s*", re.IGNORECASE
+)
 _PARENTHETICAL = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 _WORD = re.compile(r"[a-z0-9$%]+(?:[.,][0-9]+)*")
 _CAPITALIZED = re.compile(r"(?<![\w'])([A-Z][a-zA-Z\-]+)")
-_NUMBER = re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|"
-                     r"twelve|twenty|thirty|forty|fifty|hundred|thousand|dozen)\b")
+_NUMBER = re.compile(
+    r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|"
+    r"twelve|twenty|thirty|forty|fifty|hundred|thousand|dozen)\b"
+)
 _SELF = frozenset({"i", "me", "my", "mine", "myself", "we", "us", "our", "ours"})
 _LISTENER = frozenset({"you", "u", "ya", "your", "yours", "congrats", "congratulations"})
 _QUESTION_START = frozenset(
     "do does did are is was were have has what where when why how who which can could "
-    "would will should any anyone anybody ever".split())
+    "would will should any anyone anybody ever".split()
+)
 _POLITE = frozenset("please pls plz ok okay so hey hi um uh and but also now".split())
 _REQUEST = frozenset(
     "tell give show write draft explain help find make list summarize summarise translate "
     "create generate suggest recommend remind pretend imagine describe compare check fix "
     "rewrite send book calculate convert name define outline continue repeat ignore "
-    "answer act play roleplay break".split())
+    "answer act play roleplay break".split()
+)
 """Imperative openers of a request to the listener."""
 _HYPOTHETICAL = frozenset("if suppose supposing say hypothetically".split())
 """Openers of a supposition ("If I were ...", "Say I won ..."): nothing to remember."""
-_REQUEST_PAIRS = frozenset({
-    ("can", "you"), ("could", "you"), ("would", "you"), ("will", "you"), ("can", "u"),
-    ("let", "us"), ("what", "if"),
-})
+_REQUEST_PAIRS = frozenset(
+    {
+        ("can", "you"),
+        ("could", "you"),
+        ("would", "you"),
+        ("will", "you"),
+        ("can", "u"),
+        ("let", "us"),
+        ("what", "if"),
+    }
+)
 """Two-word openers of a request ("can you ...", "let's ...")."""
 _WANT = frozenset("need want would".split())
 _OPINION = frozenset("think wonder believe guess bet suppose reckon heard read".split())
@@ -133,7 +198,8 @@ _OWN = frozenset("im ive id ill myself mine".split())
 _GREETING = frozenset("hey hi hello thanks thank bye dear yo congrats congratulations".split())
 _CALENDAR = frozenset(
     "monday tuesday wednesday thursday friday saturday sunday january february march "
-    "april may june july august september october november december i".split())
+    "april may june july august september october november december i".split()
+)
 
 
 def _phrase_regex(phrases: tuple[str, ...]) -> re.Pattern[str]:
@@ -149,7 +215,7 @@ _NEGATED_END = re.compile(r"\b(?:not|never|will not|would not)\s+(?:\w+\s+)?$")
 def _bounded(text: object, max_chars: object, name: str = "text") -> str:
     if not isinstance(text, str):
         raise InvalidRecordError(f"{name} must be a str, got {type(text).__name__}")
-    return text[:positive_int(max_chars, "max_chars")]
+    return text[: positive_int(max_chars, "max_chars")]
 
 
 def normalize(text: str) -> str:
@@ -176,8 +242,12 @@ def stem(word: str) -> str:
             base = word[: -len(suf)]
             if suf in ("ies", "ied"):
                 return base + "y"
-            if suf in ("ed", "ing", "ings") and len(base) > 2 and base[-1] == base[-2] \
-                    and base[-1] in "bdgmnprt":
+            if (
+                suf in ("ed", "ing", "ings")
+                and len(base) > 2
+                and base[-1] == base[-2]
+                and base[-1] in "bdgmnprt"
+            ):
                 return base[:-1]
             return base
     return word
@@ -215,8 +285,11 @@ class _Sentence:
 
     @property
     def statement(self) -> bool:
-        return not self.question and not self.reaction and bool(
-            _long_words(self.tokens) or self.numbers)
+        return (
+            not self.question
+            and not self.reaction
+            and bool(_long_words(self.tokens) or self.numbers)
+        )
 
 
 @functools.lru_cache(maxsize=8192)
@@ -226,22 +299,38 @@ def _sentence(text: str) -> _Sentence:
     stripped = text.strip()
     self_ref = bool(toks & _SELF)
     first = tokens[0] if tokens else ""
-    question = (stripped.endswith("?") and (first in _QUESTION_START or not self_ref
-                                             or bool(toks & _LISTENER)))
+    question = stripped.endswith("?") and (
+        first in _QUESTION_START or not self_ref or bool(toks & _LISTENER)
+    )
     names = _names(stripped)
     numbers = bool(_NUMBER.search(normalize(stripped)))
     short = len(tokens) <= 3
     opener = next((t for t in tokens if t not in FILLER), first)
-    reaction = (not self_ref and not names and not numbers
-                and (stripped.endswith("!") or short)
-                and (opener in REACTION or first in REACTION or first in _GREETING))
-    return _Sentence(stripped, tokens, question, reaction, self_ref,
-                     bool(toks & _LISTENER) and not ({"i", "we"} & toks), names, numbers)
+    reaction = (
+        not self_ref
+        and not names
+        and not numbers
+        and (stripped.endswith("!") or short)
+        and (opener in REACTION or first in REACTION or first in _GREETING)
+    )
+    return _Sentence(
+        stripped,
+        tokens,
+        question,
+        reaction,
+        self_ref,
+        bool(toks & _LISTENER) and not ({"i", "we"} & toks),
+        names,
+        numbers,
+    )
 
 
 def _long_words(tokens: tuple[str, ...] | list[str]) -> frozenset[str]:
-    return frozenset(stem(t) for t in tokens if t.isalpha() and len(t) >= 3
-                     and t not in STOPWORDS and t not in FILLER)
+    return frozenset(
+        stem(t)
+        for t in tokens
+        if t.isalpha() and len(t) >= 3 and t not in STOPWORDS and t not in FILLER
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -278,7 +367,8 @@ def cues(text: str, max_chars: int = 4000) -> TextCues:
 
 def _ended(norm: str) -> bool:
     return bool(_NOT_ANYMORE.search(norm)) or any(
-        not _NEGATED_END.search(norm[: m.start()]) for m in _ENDED_RE.finditer(norm))
+        not _NEGATED_END.search(norm[: m.start()]) for m in _ENDED_RE.finditer(norm)
+    )
 
 
 @functools.lru_cache(maxsize=8192)
@@ -345,8 +435,9 @@ def content_words(text: str, max_chars: int = 4000) -> frozenset[str]:
     return _long_words(_tokens(_bounded(text, max_chars)))
 
 
-def statement_words(text: str, max_chars: int = 4000, *,
-                    first_person: bool = False) -> tuple[frozenset[str], ...]:
+def statement_words(
+    text: str, max_chars: int = 4000, *, first_person: bool = False
+) -> tuple[frozenset[str], ...]:
     """The content words of each sentence that states something, not to the listener.
 
     With ``first_person`` only sentences with a first-person word count.
@@ -368,7 +459,8 @@ def _statement_words(body: str, first_person: bool) -> tuple[frozenset[str], ...
 
 
 _CUE_STEMS = frozenset(stem(w) for p in SHIFT + STILL for w in p.split()) | frozenset(
-    stem(w) for w in ACTIVITY)
+    stem(w) for w in ACTIVITY
+)
 
 
 def value_roots(text: str, max_chars: int = 4000, *, min_chars: int = 4) -> frozenset[str]:
@@ -388,7 +480,8 @@ def value_roots(text: str, max_chars: int = 4000, *, min_chars: int = 4) -> froz
 @functools.lru_cache(maxsize=8192)
 def _value_roots(body: str, min_chars: int) -> frozenset[str]:
     words = _long_words(_tokens(body)) | frozenset(
-        n for s in sentences(body) for n in _sentence(s).names)
+        n for s in sentences(body) for n in _sentence(s).names
+    )
     return frozenset(w[:5] for w in words if w not in _CUE_STEMS and len(w) >= min_chars)
 
 
@@ -402,6 +495,8 @@ def names_both(bridge: str, old: str, new: str, max_chars: int = 4000) -> bool:
         InvalidRecordError: a text is not a string.
         ConfigError: ``max_chars`` is not a positive int.
     """
-    rb, ro, rn = (_value_roots(_bounded(t, max_chars, name), 4)
-                  for name, t in (("bridge", bridge), ("old", old), ("new", new)))
+    rb, ro, rn = (
+        _value_roots(_bounded(t, max_chars, name), 4)
+        for name, t in (("bridge", bridge), ("old", old), ("new", new))
+    )
     return bool((ro - rn) & rb) and bool((rn - ro) & rb)

@@ -55,11 +55,15 @@ def level_config(config: RunnableConfig | None, level: str, node: str) -> Runnab
         >>> level_config(None, "retrieval", "seed")["run_name"]
         'atma.retrieval.seed'
     """
-    return merge_configs(config, {
-        "run_name": f"atma.{level}.{node}",
-        "tags": ["atma", f"atma:{level}"],
-        "metadata": {"atma.level": level, "atma.node": node},
-    })
+    return merge_configs(
+        config,
+        {
+            "run_name": f"atma.{level}.{node}",
+            "tags": ["atma", f"atma:{level}"],
+            "metadata": {"atma.level": level, "atma.node": node},
+        },
+    )
+
 
 _MAX_IO_CHARS = 2_000
 
@@ -164,13 +168,21 @@ class TraceCollector(BaseCallbackHandler):
             if self.capture_io and error is None:
                 run["outputs"] = _safe_io(outputs)
 
-    def on_chain_start(self, serialized: dict[str, Any], inputs: dict[str, Any], *,
-                       run_id: UUID, parent_run_id: UUID | None = None,
-                       tags: list[str] | None = None, metadata: dict[str, Any] | None = None,
-                       **kwargs: Any) -> None:
+    def on_chain_start(
+        self,
+        serialized: dict[str, Any],
+        inputs: dict[str, Any],
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
         """Record a chain (runnable, graph node) start."""
-        self._start("chain", serialized, inputs, run_id, parent_run_id, tags, metadata,
-                    kwargs.get("name"))
+        self._start(
+            "chain", serialized, inputs, run_id, parent_run_id, tags, metadata, kwargs.get("name")
+        )
 
     def on_chain_end(self, outputs: dict[str, Any], *, run_id: UUID, **kwargs: Any) -> None:
         """Record a chain end."""
@@ -180,20 +192,44 @@ class TraceCollector(BaseCallbackHandler):
         """Record a chain error."""
         self._end(run_id, error=error)
 
-    def on_llm_start(self, serialized: dict[str, Any], prompts: list[str], *, run_id: UUID,
-                     parent_run_id: UUID | None = None, tags: list[str] | None = None,
-                     metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
+    def on_llm_start(
+        self,
+        serialized: dict[str, Any],
+        prompts: list[str],
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
         """Record an LLM start."""
-        self._start("llm", serialized, prompts, run_id, parent_run_id, tags, metadata,
-                    kwargs.get("name"))
+        self._start(
+            "llm", serialized, prompts, run_id, parent_run_id, tags, metadata, kwargs.get("name")
+        )
 
-    def on_chat_model_start(self, serialized: dict[str, Any], messages: list[list[Any]], *,
-                            run_id: UUID, parent_run_id: UUID | None = None,
-                            tags: list[str] | None = None,
-                            metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
+    def on_chat_model_start(
+        self,
+        serialized: dict[str, Any],
+        messages: list[list[Any]],
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
         """Record a chat model start."""
-        self._start("chat_model", serialized, messages, run_id, parent_run_id, tags, metadata,
-                    kwargs.get("name"))
+        self._start(
+            "chat_model",
+            serialized,
+            messages,
+            run_id,
+            parent_run_id,
+            tags,
+            metadata,
+            kwargs.get("name"),
+        )
 
     def on_llm_end(self, response: Any, *, run_id: UUID, **kwargs: Any) -> None:
         """Record an LLM / chat model end."""
@@ -203,12 +239,21 @@ class TraceCollector(BaseCallbackHandler):
         """Record an LLM / chat model error."""
         self._end(run_id, error=error)
 
-    def on_tool_start(self, serialized: dict[str, Any], input_str: str, *, run_id: UUID,
-                      parent_run_id: UUID | None = None, tags: list[str] | None = None,
-                      metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
+    def on_tool_start(
+        self,
+        serialized: dict[str, Any],
+        input_str: str,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
         """Record a tool start."""
-        self._start("tool", serialized, input_str, run_id, parent_run_id, tags, metadata,
-                    kwargs.get("name"))
+        self._start(
+            "tool", serialized, input_str, run_id, parent_run_id, tags, metadata, kwargs.get("name")
+        )
 
     def on_tool_end(self, output: Any, *, run_id: UUID, **kwargs: Any) -> None:
         """Record a tool end."""
@@ -218,12 +263,28 @@ class TraceCollector(BaseCallbackHandler):
         """Record a tool error."""
         self._end(run_id, error=error)
 
-    def on_retriever_start(self, serialized: dict[str, Any], query: str, *, run_id: UUID,
-                           parent_run_id: UUID | None = None, tags: list[str] | None = None,
-                           metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
+    def on_retriever_start(
+        self,
+        serialized: dict[str, Any],
+        query: str,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
         """Record a retriever start."""
-        self._start("retriever", serialized, query, run_id, parent_run_id, tags, metadata,
-                    kwargs.get("name"))
+        self._start(
+            "retriever",
+            serialized,
+            query,
+            run_id,
+            parent_run_id,
+            tags,
+            metadata,
+            kwargs.get("name"),
+        )
 
     def on_retriever_end(self, documents: Any, *, run_id: UUID, **kwargs: Any) -> None:
         """Record a retriever end."""
@@ -247,8 +308,7 @@ class TraceCollector(BaseCallbackHandler):
 
     def roots(self) -> list[dict[str, Any]]:
         """Runs without a (recorded) parent."""
-        return [r for r in self.runs if r["parent_id"] is None or r["parent_id"] not in
-                self._by_id]
+        return [r for r in self.runs if r["parent_id"] is None or r["parent_id"] not in self._by_id]
 
     def clear(self) -> None:
         """Forget every recorded run."""
@@ -265,19 +325,21 @@ def run_to_dict(run: Any, parent_id: str | None = None) -> list[dict[str, Any]]:
     parent = getattr(run, "parent_run_id", None)
     start, end = getattr(run, "start_time", None), getattr(run, "end_time", None)
     error = getattr(run, "error", None)
-    out = [{
-        "id": rid,
-        "parent_id": str(parent) if parent else parent_id,
-        "name": getattr(run, "name", None),
-        "run_type": getattr(run, "run_type", None),
-        "tags": list(getattr(run, "tags", None) or []),
-        "metadata": _safe_io(md) if md else {},
-        "level": md.get("atma.level"),
-        "start_time": start.isoformat() if isinstance(start, datetime) else start,
-        "end_time": end.isoformat() if isinstance(end, datetime) else end,
-        "status": "error" if error else ("ok" if end is not None else "running"),
-        "error": error,
-    }]
+    out = [
+        {
+            "id": rid,
+            "parent_id": str(parent) if parent else parent_id,
+            "name": getattr(run, "name", None),
+            "run_type": getattr(run, "run_type", None),
+            "tags": list(getattr(run, "tags", None) or []),
+            "metadata": _safe_io(md) if md else {},
+            "level": md.get("atma.level"),
+            "start_time": start.isoformat() if isinstance(start, datetime) else start,
+            "end_time": end.isoformat() if isinstance(end, datetime) else end,
+            "status": "error" if error else ("ok" if end is not None else "running"),
+            "error": error,
+        }
+    ]
     for child in getattr(run, "child_runs", None) or []:
         out.extend(run_to_dict(child, rid))
     return out

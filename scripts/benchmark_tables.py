@@ -14,9 +14,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-FILES = (("ltp", "LTP reconstruction"), ("heldout_dev", "held-out dev"),
-         ("heldout_test", "held-out test"), ("heldout_final", "held-out final"),
-         ("heldout_fresh", "held-out fresh"))
+FILES = (
+    ("ltp", "LTP reconstruction"),
+    ("heldout_dev", "held-out dev"),
+    ("heldout_test", "held-out test"),
+    ("heldout_final", "held-out final"),
+    ("heldout_fresh", "held-out fresh"),
+)
 
 
 def _load(out: Path, name: str) -> dict[str, Any] | None:
@@ -26,27 +30,32 @@ def _load(out: Path, name: str) -> dict[str, Any] | None:
 
 def judge_table(out: Path) -> list[str]:
     """Units right, per update type, and false links, per file."""
-    rows = ["| file | units right | temporal | negation | value | scope | false links: hard "
-            "negatives | false links: cross-unit | false links: dialog pairs | ms per pair | "
-            "unsure (escalated / pairs) |",
-            "| --- |" + " ---: |" * 10]
+    rows = [
+        "| file | units right | temporal | negation | value | scope | false links: hard "
+        "negatives | false links: cross-unit | false links: dialog pairs | ms per pair | "
+        "unsure (escalated / pairs) |",
+        "| --- |" + " ---: |" * 10,
+    ]
     for name, label in FILES:
         res = _load(out, f"judge_{name}")
         if res is None:
             continue
         u = res["units"]
         by = u["by_update_type"]
-        cells = [f"{by[t]['accuracy']:.3f}" if t in by else "–"
-                 for t in ("temporal", "negation", "value", "scope")]
+        cells = [
+            f"{by[t]['accuracy']:.3f}" if t in by else "–"
+            for t in ("temporal", "negation", "value", "scope")
+        ]
         st = res["config"].get("judge_stats") or {}
-        esc = (f"{st['escalated']} / {st['pairs']} ({st['escalation_rate']:.3f})"
-               if st else "–")
-        rows.append(f"| {label} | **{u['accuracy']:.3f}** ({u['correct']}/{u['units']}) | "
-                    + " | ".join(cells)
-                    + f" | {res['hard_negatives']['false_link_rate']:.3f} | "
-                    f"{res['cross_unit']['false_link_rate']:.3f} | "
-                    f"{res['dialog_pairs']['false_link_rate']:.3f} | "
-                    f"{res['judge_ms_per_pair']:.2f} | {esc} |")
+        esc = f"{st['escalated']} / {st['pairs']} ({st['escalation_rate']:.3f})" if st else "–"
+        rows.append(
+            f"| {label} | **{u['accuracy']:.3f}** ({u['correct']}/{u['units']}) | "
+            + " | ".join(cells)
+            + f" | {res['hard_negatives']['false_link_rate']:.3f} | "
+            f"{res['cross_unit']['false_link_rate']:.3f} | "
+            f"{res['dialog_pairs']['false_link_rate']:.3f} | "
+            f"{res['judge_ms_per_pair']:.2f} | {esc} |"
+        )
     return rows
 
 
@@ -60,17 +69,29 @@ def gate_table(out: Path) -> list[str]:
         pts = res["operating_points"]
         ms = sorted({p["max_judged"] for p in pts})
         if not rows:
-            rows = ["| file | centre weight | " + " | ".join(f"@{m}" for m in ms) + " |",
-                    "| --- | ---: |" + " ---: |" * len(ms)]
+            rows = [
+                "| file | centre weight | " + " | ".join(f"@{m}" for m in ms) + " |",
+                "| --- | ---: |" + " ---: |" * len(ms),
+            ]
         for g in sorted({p["centre_weight"] for p in pts} & {0.0, 1.0}):  # plain, default
             by = {p["max_judged"]: p for p in pts if p["centre_weight"] == g}
-            rows.append(f"| {label} | {g:g} | "
-                        + " | ".join(f"{by[m]['recall']:.3f}" for m in ms) + " |")
+            rows.append(
+                f"| {label} | {g:g} | " + " | ".join(f"{by[m]['recall']:.3f}" for m in ms) + " |"
+            )
     return rows
 
 
-_LTP_COLS = ("bank_role", "evidence_support", "state_fit_at_1", "label_accuracy", "qa_acc",
-             "conflict_acc", "fact_acc", "spurious_supersession_rate", "judge_calls_per_write")
+_LTP_COLS = (
+    "bank_role",
+    "evidence_support",
+    "state_fit_at_1",
+    "label_accuracy",
+    "qa_acc",
+    "conflict_acc",
+    "fact_acc",
+    "spurious_supersession_rate",
+    "judge_calls_per_write",
+)
 
 
 def ltp_tables(out: Path) -> list[str]:
@@ -81,21 +102,31 @@ def ltp_tables(out: Path) -> list[str]:
         if res is None:
             continue
         cfg = res["config"]
-        lines += [f"**{label}** ({len(cfg['profiles'])} profiles, "
-                  f"{res['methods']['atma']['units']} units, "
-                  f"{res['methods']['atma']['probes']} probes, {cfg['seconds'] / 60:.0f} min):",
-                  "", "| method | " + " | ".join(_LTP_COLS) + " |",
-                  "| --- |" + " ---: |" * len(_LTP_COLS)]
+        lines += [
+            f"**{label}** ({len(cfg['profiles'])} profiles, "
+            f"{res['methods']['atma']['units']} units, "
+            f"{res['methods']['atma']['probes']} probes, {cfg['seconds'] / 60:.0f} min):",
+            "",
+            "| method | " + " | ".join(_LTP_COLS) + " |",
+            "| --- |" + " ---: |" * len(_LTP_COLS),
+        ]
         for m, row in res["methods"].items():
             lines.append(f"| {m} | " + " | ".join(f"{row[c]:.3f}" for c in _LTP_COLS) + " |")
         steps = res["methods"]["atma"].get("bank_steps", {})
-        lines += ["", "atma, units with a wrong bank role by write step: "
-                  + ", ".join(f"{k} {v}" for k, v in steps.items() if v), ""]
+        lines += [
+            "",
+            "atma, units with a wrong bank role by write step: "
+            + ", ".join(f"{k} {v}" for k, v in steps.items() if v),
+            "",
+        ]
         v = res.get("views")
         if v:
-            lines += [f"query view right for {v['accuracy']:.3f} of {v['probes']} probes ("
-                      + ", ".join(f"{k} {r['accuracy']:.3f}" for k, r in v["by_view"].items())
-                      + ")", ""]
+            lines += [
+                f"query view right for {v['accuracy']:.3f} of {v['probes']} probes ("
+                + ", ".join(f"{k} {r['accuracy']:.3f}" for k, r in v["by_view"].items())
+                + ")",
+                "",
+            ]
     return lines
 
 
@@ -107,15 +138,21 @@ def locomo_table(out: Path) -> list[str]:
     cfg = res["config"]
     k = cfg["k"]
     cats = list(next(iter(res["methods"].values()))["f1_by_category"])
-    rows = [f"{len(cfg['samples'])} conversations, "
-            f"{next(iter(res['methods'].values()))['questions']} questions, k = {k}, "
-            f"{cfg['seconds'] / 60:.0f} min:", "",
-            "| method | F1 | BLEU-1 | evidence recall | " + " | ".join(f"F1 {c}" for c in cats)
-            + " |", "| --- |" + " ---: |" * (3 + len(cats))]
+    rows = [
+        f"{len(cfg['samples'])} conversations, "
+        f"{next(iter(res['methods'].values()))['questions']} questions, k = {k}, "
+        f"{cfg['seconds'] / 60:.0f} min:",
+        "",
+        "| method | F1 | BLEU-1 | evidence recall | " + " | ".join(f"F1 {c}" for c in cats) + " |",
+        "| --- |" + " ---: |" * (3 + len(cats)),
+    ]
     for m, row in res["methods"].items():
-        rows.append(f"| {m} | {row['f1']:.4f} | {row['bleu1']:.4f} | "
-                    f"{row[f'evidence_recall_at_{k}']:.4f} | "
-                    + " | ".join(f"{row['f1_by_category'][c]:.4f}" for c in cats) + " |")
+        rows.append(
+            f"| {m} | {row['f1']:.4f} | {row['bleu1']:.4f} | "
+            f"{row[f'evidence_recall_at_{k}']:.4f} | "
+            + " | ".join(f"{row['f1_by_category'][c]:.4f}" for c in cats)
+            + " |"
+        )
     return rows
 
 
@@ -142,21 +179,31 @@ def perf_table(out: Path) -> list[str]:
         return []
     rows = ["| metric | key | value |", "| --- | --- | ---: |"]
     rows += [f"| {label} | `{key}` | {res[key]} |" for key, label in _PERF_KEYS if key in res]
-    rows += ["", "| records | host seed p50 | host seed p95 | overlay p50 | overlay p95 | "
-             "retrieve p50 | retrieve p95 |", "| ---: |" + " ---: |" * 6]
+    rows += [
+        "",
+        "| records | host seed p50 | host seed p95 | overlay p50 | overlay p95 | "
+        "retrieve p50 | retrieve p95 |",
+        "| ---: |" + " ---: |" * 6,
+    ]
     for size, r in res["read"]["by_size"].items():
-        rows.append(f"| {int(size):,} | {r['seed_ms_p50']:.1f} | {r['seed_ms_p95']:.1f} | "
-                    f"{r['overhead_ms_p50']:.2f} | {r['overhead_ms_p95']:.2f} | "
-                    f"{r['retrieve_ms_p50']:.1f} | {r['retrieve_ms_p95']:.1f} |")
+        rows.append(
+            f"| {int(size):,} | {r['seed_ms_p50']:.1f} | {r['seed_ms_p95']:.1f} | "
+            f"{r['overhead_ms_p50']:.2f} | {r['overhead_ms_p95']:.2f} | "
+            f"{r['retrieve_ms_p50']:.1f} | {r['retrieve_ms_p95']:.1f} |"
+        )
     return rows
 
 
 def main() -> int:
     """Print every block."""
     out = Path(sys.argv[1])
-    for title, rows in (("judge", judge_table(out)), ("gate", gate_table(out)),
-                        ("ltp", ltp_tables(out)), ("locomo", locomo_table(out)),
-                        ("perf", perf_table(out))):
+    for title, rows in (
+        ("judge", judge_table(out)),
+        ("gate", gate_table(out)),
+        ("ltp", ltp_tables(out)),
+        ("locomo", locomo_table(out)),
+        ("perf", perf_table(out)),
+    ):
         print(f"<!-- {title} -->")
         print("\n".join(rows))
         print()

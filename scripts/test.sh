@@ -22,6 +22,10 @@ done
 export ATMA_TEST_CHROMA_URL="http://127.0.0.1:$PORT"
 export ATMA_TEST_CHROMA_DATA="$DATA/db"
 
+echo "== lint (ruff check, ruff format --check, mypy)"
+"$BIN/ruff" check langchain_atma tests examples graphs training scripts
+"$BIN/ruff" format --check langchain_atma tests examples graphs training scripts
+"$BIN/mypy"
 echo "== unit tests (offline, sockets disabled)"
 "$BIN/python" -m pytest -q "$@"
 echo "== integration tests (Chroma server at $ATMA_TEST_CHROMA_URL)"

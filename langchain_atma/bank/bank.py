@@ -112,8 +112,20 @@ DEFAULT_COLLECTION = "atma_memory"
 
 DEFAULT_MULTI_VALUED_SLOTS: frozenset[str] = frozenset(
     {
-        "hobbies", "hobby", "likes", "dislikes", "preferences", "preference", "interests",
-        "skills", "languages", "friends", "goals", "activities", "favorites", "favourites",
+        "hobbies",
+        "hobby",
+        "likes",
+        "dislikes",
+        "preferences",
+        "preference",
+        "interests",
+        "skills",
+        "languages",
+        "friends",
+        "goals",
+        "activities",
+        "favorites",
+        "favourites",
     }
 )
 """Slot families that may hold several active values at once.
@@ -123,8 +135,12 @@ part before the colon. Every other slot is single-valued.
 """
 
 _STATE_LINKS = {
-    LinkType.SUPERSEDES, LinkType.SUPERSEDED_BY, LinkType.EVOLVES_FROM, LinkType.EVOLVES_TO,
-    LinkType.COEXISTS, LinkType.SCOPED_EXCEPTION,
+    LinkType.SUPERSEDES,
+    LinkType.SUPERSEDED_BY,
+    LinkType.EVOLVES_FROM,
+    LinkType.EVOLVES_TO,
+    LinkType.COEXISTS,
+    LinkType.SCOPED_EXCEPTION,
 }
 
 
@@ -182,15 +198,20 @@ class ScoredRecord(BaseModel):
     record: MemoryRecord = Field(description="The record.")
     score: float = Field(description="Cosine similarity to the query (higher is closer).")
     vector: list[float] | None = Field(
-        default=None, repr=False, exclude=True,
-        description="The record's stored embedding, when the host returned it with the hit.")
+        default=None,
+        repr=False,
+        exclude=True,
+        description="The record's stored embedding, when the host returned it with the hit.",
+    )
 
 
 class Violation(BaseModel):
     """An invariant violation found by :meth:`StateBank.verify`."""
 
-    kind: str = Field(description="dangling_link | missing_reciprocal | double_active | "
-                      "orphan_superseded | bad_row")
+    kind: str = Field(
+        description="dangling_link | missing_reciprocal | double_active | "
+        "orphan_superseded | bad_row"
+    )
     record_id: str = Field(description="The record where it was found.")
     detail: str = Field(description="What is wrong.")
 
@@ -506,9 +527,7 @@ class StateBank:
         validate_namespace(namespace)
         recs = self.get_many(namespace, [record_id])
         if not recs:
-            raise RecordNotFoundError(
-                f"record {record_id!r} not found in namespace {namespace!r}"
-            )
+            raise RecordNotFoundError(f"record {record_id!r} not found in namespace {namespace!r}")
         return recs[0]
 
     def get_many(self, namespace: str, ids: Sequence[str]) -> list[MemoryRecord]:
@@ -560,9 +579,11 @@ class StateBank:
 
     def _sample_vectors(self, namespace: str, n: int) -> list[np.ndarray]:
         ids = [r.id for r in self.host.scan(HostFilter(namespace))[:n]]
-        return [np.asarray(r.embedding, dtype=np.float64)
-                for r in self.host.get(ids, namespace=namespace)
-                if r.embedding is not None and r.metadata.get("atma_ns") == namespace]
+        return [
+            np.asarray(r.embedding, dtype=np.float64)
+            for r in self.host.get(ids, namespace=namespace)
+            if r.embedding is not None and r.metadata.get("atma_ns") == namespace
+        ]
 
     def find_by_event(self, namespace: str, source_event_id: str) -> MemoryRecord | None:
         """The record written for a source event, if any."""
@@ -580,9 +601,7 @@ class StateBank:
         """All records of a namespace (optionally of one status set / slot), oldest first."""
         validate_namespace(namespace)
         equals = {"atma_slot": slot} if slot is not None else {}
-        any_of = (
-            {"atma_status": tuple(s.value for s in statuses)} if statuses is not None else {}
-        )
+        any_of = {"atma_status": tuple(s.value for s in statuses)} if statuses is not None else {}
         flt = HostFilter(namespace, equals=equals, any_of=any_of)
         recs = [_row_to_record(r) for r in self.host.scan(flt)]
         return sorted(recs, key=lambda r: r.sort_key)
@@ -647,7 +666,8 @@ class StateBank:
             namespace,
             equals={"atma_speaker": speaker} if speaker is not None else {},
             any_of={"atma_status": tuple(s.value for s in statuses)}
-            if statuses is not None else {},
+            if statuses is not None
+            else {},
         )
         hits = self.host.query([float(x) for x in vector], k, flt)
         out = [
@@ -658,9 +678,9 @@ class StateBank:
         self._cache_put(h.record for h in out)
         return out
 
-    def linked(self, namespace: str, record: MemoryRecord, *types: LinkType) -> (
-        list[tuple[LinkType, MemoryRecord]]
-    ):
+    def linked(
+        self, namespace: str, record: MemoryRecord, *types: LinkType
+    ) -> list[tuple[LinkType, MemoryRecord]]:
         """Records a record links to (optionally through given link types)."""
         pairs = [(lk.type, lk.target) for lk in record.links if not types or lk.type in types]
         found = {r.id: r for r in self.get_many(namespace, [t for _, t in pairs])}
@@ -693,9 +713,9 @@ class StateBank:
         return sorted(chains, key=lambda c: c[0].sort_key)
 
     # ------------------------------------------------------------------ commit
-    def add(self, record: MemoryRecord, *, embedding: Sequence[float] | None = None) -> (
-        MemoryRecord
-    ):
+    def add(
+        self, record: MemoryRecord, *, embedding: Sequence[float] | None = None
+    ) -> MemoryRecord:
         """Store a record with no decisions (a plain append)."""
         res = self.commit(record, (), embedding=embedding)
         assert res.record is not None
@@ -751,11 +771,16 @@ class StateBank:
                 existing = self.find_by_event(ns, event)
                 if existing is not None:
                     return CommitResult(
-                        commit_id="", record=existing, idempotent=True,
+                        commit_id="",
+                        record=existing,
+                        idempotent=True,
                     )
             # ids share one space on a single collection: look across namespaces there
-            clash = self.host.get([record.id], include_embeddings=False,
-                                  namespace=ns if self._ids_per_namespace else None)
+            clash = self.host.get(
+                [record.id],
+                include_embeddings=False,
+                namespace=ns if self._ids_per_namespace else None,
+            )
             if clash:
                 if clash[0].metadata.get("atma_ns") == ns and clash[0].text == record.content:
                     return CommitResult(
@@ -775,7 +800,8 @@ class StateBank:
             plan_revs: dict[str, int] | None = None
             if self._shared and target_ids:
                 rows = [
-                    r for r in self.host.get(target_ids, include_embeddings=False, namespace=ns)
+                    r
+                    for r in self.host.get(target_ids, include_embeddings=False, namespace=ns)
                     if r.metadata.get("atma_ns") == ns
                 ]
                 targets = {r.id: _row_to_record(r) for r in rows}
@@ -810,10 +836,15 @@ class StateBank:
             if vec is None:
                 vec = self.embed([new.content])[0]
             # (with their vectors, so the upsert needs no read of its own)
-            before = [
-                r for r in self.host.get(target_ids, namespace=ns)
-                if r.metadata.get("atma_ns") == ns
-            ] if target_ids else []
+            before = (
+                [
+                    r
+                    for r in self.host.get(target_ids, namespace=ns)
+                    if r.metadata.get("atma_ns") == ns
+                ]
+                if target_ids
+                else []
+            )
             revs = {r.id: _rev(r) for r in before}
             if plan_revs is not None and revs != plan_revs:
                 moved = sorted(i for i in plan_revs if revs.get(i) != plan_revs[i])
@@ -823,8 +854,10 @@ class StateBank:
                 )
             vectors = {r.id: r.embedding for r in before}
             rows = [_record_to_row(new, list(map(float, vec)), 1)]
-            rows += [_record_to_row(t, vectors.get(t.id), revs.get(t.id, 0) + 1)
-                     for t in changed.values()]
+            rows += [
+                _record_to_row(t, vectors.get(t.id), revs.get(t.id, 0) + 1)
+                for t in changed.values()
+            ]
             try:
                 commit_id = self._write(rows, before, new.id)
             except BaseException:
@@ -856,8 +889,13 @@ class StateBank:
                     f"a new record cannot carry a {lk.type.value!r} link; commit the newer "
                     "record with the forward link (supersedes / evolves_from) instead"
                 )
-            out.append(CommitDecision(action=mapping[lk.type], target_id=lk.target,
-                                      reason="link carried by the record"))
+            out.append(
+                CommitDecision(
+                    action=mapping[lk.type],
+                    target_id=lk.target,
+                    reason="link carried by the record",
+                )
+            )
         return out
 
     @staticmethod
@@ -910,8 +948,10 @@ class StateBank:
             return
         assert new.slot is not None
         rows = self.host.scan(
-            HostFilter(new.namespace, equals={"atma_slot": new.slot,
-                                              "atma_status": RecordStatus.ACTIVE.value})
+            HostFilter(
+                new.namespace,
+                equals={"atma_slot": new.slot, "atma_status": RecordStatus.ACTIVE.value},
+            )
         )
         clash = []
         for row in rows:
@@ -957,8 +997,12 @@ class StateBank:
                 "pre_revs": pre_revs,
                 # rows that already exist keep their stored vector: not journaled
                 "rows": [
-                    {"id": r.id, "text": r.text, "metadata": r.metadata,
-                     "embedding": None if r.id in pre_revs else r.embedding}
+                    {
+                        "id": r.id,
+                        "text": r.text,
+                        "metadata": r.metadata,
+                        "embedding": None if r.id in pre_revs else r.embedding,
+                    }
                     for r in rows
                 ],
             }
@@ -1044,8 +1088,12 @@ class StateBank:
         current: dict[str, HostRow] = {}
         for ns in {r.metadata.get("atma_ns") for r in rows}:
             ids = [r.id for r in rows if r.metadata.get("atma_ns") == ns]
-            current.update((r.id, r) for r in self.host.get(
-                ids, include_embeddings=False, namespace=ns if isinstance(ns, str) else None))
+            current.update(
+                (r.id, r)
+                for r in self.host.get(
+                    ids, include_embeddings=False, namespace=ns if isinstance(ns, str) else None
+                )
+            )
         todo: list[HostRow] = []
         moved: list[str] = []
         for row in rows:
@@ -1071,7 +1119,9 @@ class StateBank:
             if todo:
                 logger.warning(
                     "journal entry %s not applied: row(s) %s were rewritten since by another "
-                    "commit", entry_id, moved,
+                    "commit",
+                    entry_id,
+                    moved,
                 )
             return False
         if not todo:
@@ -1137,31 +1187,52 @@ class StateBank:
             for lk in r.links:
                 tgt = recs.get(lk.target)
                 if tgt is None:
-                    out.append(Violation(kind="dangling_link", record_id=r.id,
-                                         detail=f"{lk.type.value} -> missing {lk.target}"))
+                    out.append(
+                        Violation(
+                            kind="dangling_link",
+                            record_id=r.id,
+                            detail=f"{lk.type.value} -> missing {lk.target}",
+                        )
+                    )
                     continue
                 back = RECIPROCAL_LINKS[lk.type]
                 if not tgt.has_link(back, r.id):
-                    out.append(Violation(kind="missing_reciprocal", record_id=r.id,
-                                         detail=f"{lk.type.value} -> {tgt.id} lacks "
-                                                f"{back.value} back"))
+                    out.append(
+                        Violation(
+                            kind="missing_reciprocal",
+                            record_id=r.id,
+                            detail=f"{lk.type.value} -> {tgt.id} lacks {back.value} back",
+                        )
+                    )
             if r.status is RecordStatus.SUPERSEDED and not r.targets(
                 LinkType.SUPERSEDED_BY, LinkType.EVOLVES_TO
             ):
-                out.append(Violation(kind="orphan_superseded", record_id=r.id,
-                                     detail="superseded without a successor link"))
+                out.append(
+                    Violation(
+                        kind="orphan_superseded",
+                        record_id=r.id,
+                        detail="superseded without a successor link",
+                    )
+                )
         by_slot: dict[str, list[MemoryRecord]] = {}
         for r in recs.values():
             if r.status is RecordStatus.ACTIVE and self.is_single_valued(r.slot):
                 by_slot.setdefault(r.slot or "", []).append(r)
         for slot, group in by_slot.items():
             for a, b in itertools.combinations(group, 2):
-                if not (a.has_link(LinkType.COEXISTS, b.id)
-                        or a.has_link(LinkType.SCOPED_EXCEPTION, b.id)
-                        or b.has_link(LinkType.COEXISTS, a.id)
-                        or b.has_link(LinkType.SCOPED_EXCEPTION, a.id)):
-                    out.append(Violation(kind="double_active", record_id=b.id,
-                                         detail=f"slot {slot!r}: {a.id} and {b.id} both active"))
+                if not (
+                    a.has_link(LinkType.COEXISTS, b.id)
+                    or a.has_link(LinkType.SCOPED_EXCEPTION, b.id)
+                    or b.has_link(LinkType.COEXISTS, a.id)
+                    or b.has_link(LinkType.SCOPED_EXCEPTION, a.id)
+                ):
+                    out.append(
+                        Violation(
+                            kind="double_active",
+                            record_id=b.id,
+                            detail=f"slot {slot!r}: {a.id} and {b.id} both active",
+                        )
+                    )
         return out
 
     def repair(self, namespace: str) -> list[Violation]:
@@ -1186,8 +1257,13 @@ class StateBank:
                 keep = []
                 for lk in r.links:
                     if lk.target not in recs:
-                        fixed.append(Violation(kind="dangling_link", record_id=r.id,
-                                               detail=f"removed {lk.type.value} -> {lk.target}"))
+                        fixed.append(
+                            Violation(
+                                kind="dangling_link",
+                                record_id=r.id,
+                                detail=f"removed {lk.type.value} -> {lk.target}",
+                            )
+                        )
                         touched.add(r.id)
                     else:
                         keep.append(lk)
@@ -1199,16 +1275,26 @@ class StateBank:
                     if not tgt.has_link(back, r.id):
                         tgt.links = [*tgt.links, Link(type=back, target=r.id)]
                         touched.add(tgt.id)
-                        fixed.append(Violation(kind="missing_reciprocal", record_id=tgt.id,
-                                               detail=f"added {back.value} -> {r.id}"))
+                        fixed.append(
+                            Violation(
+                                kind="missing_reciprocal",
+                                record_id=tgt.id,
+                                detail=f"added {back.value} -> {r.id}",
+                            )
+                        )
             for r in recs.values():
                 if r.status is RecordStatus.SUPERSEDED and not r.targets(
                     LinkType.SUPERSEDED_BY, LinkType.EVOLVES_TO
                 ):
                     r.status = RecordStatus.ACTIVE
                     touched.add(r.id)
-                    fixed.append(Violation(kind="orphan_superseded", record_id=r.id,
-                                           detail="no successor: made active again"))
+                    fixed.append(
+                        Violation(
+                            kind="orphan_superseded",
+                            record_id=r.id,
+                            detail="no successor: made active again",
+                        )
+                    )
             by_slot: dict[str, list[MemoryRecord]] = {}
             for r in sorted(recs.values(), key=lambda x: x.sort_key):
                 if r.status is RecordStatus.ACTIVE and self.is_single_valued(r.slot):
@@ -1223,11 +1309,17 @@ class StateBank:
                     self._link(live, LinkType.SUPERSEDES, older)
                     older.status = RecordStatus.SUPERSEDED
                     touched.update({live.id, older.id})
-                    fixed.append(Violation(kind="double_active", record_id=older.id,
-                                           detail=f"superseded by newer {live.id}"))
+                    fixed.append(
+                        Violation(
+                            kind="double_active",
+                            record_id=older.id,
+                            detail=f"superseded by newer {live.id}",
+                        )
+                    )
             if touched:
-                before = self.host.get(sorted(touched), include_embeddings=False,
-                                       namespace=namespace)
+                before = self.host.get(
+                    sorted(touched), include_embeddings=False, namespace=namespace
+                )
                 revs = {r.id: int(r.metadata.get("atma_rev", 0)) for r in before}
                 rows = [_record_to_row(recs[i], None, revs.get(i, 0) + 1) for i in sorted(touched)]
                 self._cache_drop(namespace, touched)
@@ -1256,8 +1348,9 @@ class _Centroids:
         self._sums: dict[str, tuple[np.ndarray | None, int]] = {}
         self._lock = threading.Lock()
 
-    def get(self, namespace: str,
-            load: Callable[[str, int], Sequence[np.ndarray]]) -> np.ndarray | None:
+    def get(
+        self, namespace: str, load: Callable[[str, int], Sequence[np.ndarray]]
+    ) -> np.ndarray | None:
         with self._lock:
             hit = self._sums.get(namespace)
         if hit is None:

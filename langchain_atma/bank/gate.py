@@ -52,21 +52,32 @@ class GateConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     centre_weight: float = Field(
-        1.0, ge=0.0, le=4.0,
+        1.0,
+        ge=0.0,
+        le=4.0,
         description="gamma: how much of the namespace centroid is taken from the query "
-        "(0 = plain cosine).")
+        "(0 = plain cosine).",
+    )
     max_judged: int | None = Field(
-        12, ge=1, description="At most this many candidates per write go to the judge "
-        "(the best centred scores); None = every candidate.")
+        12,
+        ge=1,
+        description="At most this many candidates per write go to the judge "
+        "(the best centred scores); None = every candidate.",
+    )
     min_score: float | None = Field(
-        None, ge=-2.0, le=2.0,
+        None,
+        ge=-2.0,
+        le=2.0,
         description="Candidates whose centred score is below this are never judged "
-        "(None = no floor).")
+        "(None = no floor).",
+    )
     statements_only: bool = Field(
-        True, description="Judge nothing for a new record that states nothing (only "
+        True,
+        description="Judge nothing for a new record that states nothing (only "
         "questions, greetings or reactions: langchain_atma.text.cues), and never a "
         "candidate stored as stating nothing (MemoryRecord.states_fact False): a question "
-        "neither changes nor is changed by a state.")
+        "neither changes nor is changed by a state.",
+    )
 
 
 @dataclass(frozen=True)
@@ -111,9 +122,14 @@ class ProposalGate:
     def __init__(self, config: GateConfig | None = None) -> None:
         self.config = config or GateConfig()
 
-    def score(self, new_vec: np.ndarray, cand_vecs: np.ndarray, *,
-              centre: np.ndarray | None = None,
-              eligible: np.ndarray | None = None) -> GateScores:
+    def score(
+        self,
+        new_vec: np.ndarray,
+        cand_vecs: np.ndarray,
+        *,
+        centre: np.ndarray | None = None,
+        eligible: np.ndarray | None = None,
+    ) -> GateScores:
         """Score one new record against its candidates and flag pairs.
 
         Args:
@@ -131,17 +147,22 @@ class ProposalGate:
             empty = np.zeros(0, dtype=np.float32)
             return GateScores(similarity=empty, score=empty, flagged=np.zeros(0, dtype=bool))
         if cands.ndim != 2 or cands.shape[1] != new.shape[0]:
-            raise GateError(f"candidate vectors {cands.shape} do not match the new vector "
-                            f"{new.shape}")
+            raise GateError(
+                f"candidate vectors {cands.shape} do not match the new vector {new.shape}"
+            )
         if centre is not None and np.asarray(centre).size != new.shape[0]:
-            raise GateError(f"centre of size {np.asarray(centre).size} for vectors of "
-                            f"size {new.shape[0]}")
+            raise GateError(
+                f"centre of size {np.asarray(centre).size} for vectors of size {new.shape[0]}"
+            )
         units = _unit(cands)
         sims = units @ _unit(new)
         cfg = self.config
         score = units @ centred_query(new, centre, cfg.centre_weight)
-        flagged = np.ones(len(score), dtype=bool) if eligible is None \
+        flagged = (
+            np.ones(len(score), dtype=bool)
+            if eligible is None
             else np.asarray(eligible, dtype=bool).reshape(-1).copy()
+        )
         if flagged.shape[0] != len(score):
             raise GateError(f"{flagged.shape[0]} eligibility flags for {len(score)} candidates")
         if cfg.min_score is not None:
@@ -151,8 +172,9 @@ class ProposalGate:
             keep = np.zeros(len(score), dtype=bool)
             keep[order[: cfg.max_judged]] = True
             flagged &= keep
-        return GateScores(similarity=sims.astype(np.float32), score=score.astype(np.float32),
-                          flagged=flagged)
+        return GateScores(
+            similarity=sims.astype(np.float32), score=score.astype(np.float32), flagged=flagged
+        )
 
     def __repr__(self) -> str:
         return f"ProposalGate({self.config!r})"

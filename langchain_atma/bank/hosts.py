@@ -130,8 +130,9 @@ class HostStore(Protocol):
     def upsert(self, rows: Sequence[HostRow]) -> None:
         """Insert or replace rows, all in one call."""
 
-    def get(self, ids: Sequence[str], *, include_embeddings: bool = True,
-            namespace: str | None = None) -> list[HostRow]:
+    def get(
+        self, ids: Sequence[str], *, include_embeddings: bool = True, namespace: str | None = None
+    ) -> list[HostRow]:
         """Rows for the ids that exist (missing ids are skipped).
 
         With ``namespace``, only rows of that namespace are returned (a host may
@@ -168,8 +169,10 @@ class HostStore(Protocol):
 def _wrap_chroma_errors(exc: Exception, where: str) -> Exception:
     text = str(exc)
     lowered = text.lower()
-    if isinstance(exc, (ConnectionError, OSError)) or "connect" in lowered or (
-        "timed out" in lowered
+    if (
+        isinstance(exc, (ConnectionError, OSError))
+        or "connect" in lowered
+        or ("timed out" in lowered)
     ):
         return HostUnavailableError(f"Chroma host unavailable during {where}: {text}")
     return exc
@@ -195,9 +198,16 @@ def _parse_server_url(url: str) -> tuple[str, int, bool]:
         port = parsed.port
     except ValueError:
         raise bad from None
-    if (parsed.scheme not in ("http", "https") or not parsed.hostname or port == 0
-            or parsed.path not in ("", "/") or parsed.query or parsed.fragment
-            or parsed.username or parsed.password):
+    if (
+        parsed.scheme not in ("http", "https")
+        or not parsed.hostname
+        or port == 0
+        or parsed.path not in ("", "/")
+        or parsed.query
+        or parsed.fragment
+        or parsed.username
+        or parsed.password
+    ):
         raise bad
     ssl = parsed.scheme == "https"
     return parsed.hostname, port or (443 if ssl else 8000), ssl
@@ -254,10 +264,15 @@ class ChromaHost:
             filtered Chroma query runs only when they hold fewer than ``k`` matches.
     """
 
-    def __init__(self, client: Any, collection_name: str = "atma_memory", *,
-                 create: bool = True,
-                 layout: Literal["auto", "namespaced", "single"] = "auto",
-                 overfetch: int = 4) -> None:
+    def __init__(
+        self,
+        client: Any,
+        collection_name: str = "atma_memory",
+        *,
+        create: bool = True,
+        layout: Literal["auto", "namespaced", "single"] = "auto",
+        overfetch: int = 4,
+    ) -> None:
         self.client = client
         self.collection_name = collection_name
         self.is_server = False
@@ -286,7 +301,8 @@ class ChromaHost:
             )
             self._registry: NamespaceRegistry | None = (
                 NamespaceRegistry(client, collection_name)
-                if registry_name(collection_name) in names else None
+                if registry_name(collection_name) in names
+                else None
             )
             self.layout: Layout = self._open_layout(layout)
         except Exception as exc:  # noqa: BLE001
@@ -338,7 +354,9 @@ class ChromaHost:
         if create:
             self._registry_or_create().register(namespace)  # before the collection
             coll = self.client.get_or_create_collection(
-                name, embedding_function=None, configuration={"hnsw": {"space": "cosine"}},
+                name,
+                embedding_function=None,
+                configuration={"hnsw": {"space": "cosine"}},
             )
         else:
             try:
@@ -365,15 +383,20 @@ class ChromaHost:
             coll = self._ns_collection(namespace, create=False)
             return [] if coll is None else [coll]
         found = self._registry.entries() if self._registry is not None else {}
-        return [c for ns in sorted(found)
-                if (c := self._ns_collection(ns, create=False)) is not None]
-
+        return [
+            c for ns in sorted(found) if (c := self._ns_collection(ns, create=False)) is not None
+        ]
 
     # -- constructors -----------------------------------------------------------------
     @classmethod
-    def persistent(cls, path: str | os.PathLike[str], collection_name: str = "atma_memory",
-                   *, create: bool = True,
-                   layout: Literal["auto", "namespaced", "single"] = "auto") -> ChromaHost:
+    def persistent(
+        cls,
+        path: str | os.PathLike[str],
+        collection_name: str = "atma_memory",
+        *,
+        create: bool = True,
+        layout: Literal["auto", "namespaced", "single"] = "auto",
+    ) -> ChromaHost:
         """Embedded bank in a local directory (single process).
 
         Args:
@@ -398,9 +421,14 @@ class ChromaHost:
         return host
 
     @classmethod
-    def server(cls, url: str, collection_name: str = "atma_memory", *,
-               create: bool = True,
-               layout: Literal["auto", "namespaced", "single"] = "auto") -> ChromaHost:
+    def server(
+        cls,
+        url: str,
+        collection_name: str = "atma_memory",
+        *,
+        create: bool = True,
+        layout: Literal["auto", "namespaced", "single"] = "auto",
+    ) -> ChromaHost:
         """A Chroma server reached by URL, e.g. ``http://127.0.0.1:8000``.
 
         With ``create=False`` a missing collection raises
@@ -437,8 +465,12 @@ class ChromaHost:
         return host
 
     @classmethod
-    def ephemeral(cls, collection_name: str | None = None, *,
-                  layout: Literal["auto", "namespaced", "single"] = "auto") -> ChromaHost:
+    def ephemeral(
+        cls,
+        collection_name: str | None = None,
+        *,
+        layout: Literal["auto", "namespaced", "single"] = "auto",
+    ) -> ChromaHost:
         """An in-memory Chroma bank (tests, demos)."""
         import chromadb
         from chromadb.config import Settings
@@ -483,8 +515,9 @@ class ChromaHost:
         if any(r.embedding is None for r in rows):
             raise ValueError("a new row needs an embedding")
 
-    def get(self, ids: Sequence[str], *, include_embeddings: bool = True,
-            namespace: str | None = None) -> list[HostRow]:
+    def get(
+        self, ids: Sequence[str], *, include_embeddings: bool = True, namespace: str | None = None
+    ) -> list[HostRow]:
         """Rows by id (with embeddings unless ``include_embeddings=False``).
 
         With ``namespace``, only that namespace's rows; without it, the namespaced
@@ -536,8 +569,9 @@ class ChromaHost:
         except Exception as exc:  # noqa: BLE001
             raise _wrap_chroma_errors(exc, "query") from exc
 
-    def _wide(self, namespace: str, coll: Any, vec: list[list[float]],
-              n: int) -> list[tuple[HostRow, float]]:
+    def _wide(
+        self, namespace: str, coll: Any, vec: list[list[float]], n: int
+    ) -> list[tuple[HostRow, float]]:
         """The plain top ``n`` of a namespace, reused by the next filtered search.
 
         The write path's gate asks for the live rows and then for the speaker's live
@@ -553,10 +587,13 @@ class ChromaHost:
         self._wide_memo = (key, time.monotonic(), got)
         return got
 
-    def _query(self, coll: Any, vec: list[list[float]], k: int,
-               where: dict[str, Any] | None) -> list[tuple[HostRow, float]]:
+    def _query(
+        self, coll: Any, vec: list[list[float]], k: int, where: dict[str, Any] | None
+    ) -> list[tuple[HostRow, float]]:
         res = coll.query(
-            query_embeddings=vec, n_results=k, where=where,
+            query_embeddings=vec,
+            n_results=k,
+            where=where,
             include=["embeddings", "documents", "metadatas", "distances"],
         )
         ids = res["ids"][0]
@@ -566,10 +603,15 @@ class ChromaHost:
         emb_list: list[Any] = list(embs[0]) if embs is not None else [None] * len(ids)
         dists = (res.get("distances") or [[0.0] * len(ids)])[0]
         return [
-            (HostRow(id=rid, text=docs[i] or "",
-                     embedding=None if emb is None else _floats(emb),
-                     metadata=dict(metas[i] or {})),
-             1.0 - float(dists[i]))
+            (
+                HostRow(
+                    id=rid,
+                    text=docs[i] or "",
+                    embedding=None if emb is None else _floats(emb),
+                    metadata=dict(metas[i] or {}),
+                ),
+                1.0 - float(dists[i]),
+            )
             for i, (rid, emb) in enumerate(zip(ids, emb_list, strict=False))
         ]
 
@@ -577,14 +619,12 @@ class ChromaHost:
         """All rows matching the filter (no embeddings)."""
         try:
             if not self.namespaced:
-                res = self.collection.get(where=flt.to_chroma(),
-                                          include=["documents", "metadatas"])
+                res = self.collection.get(where=flt.to_chroma(), include=["documents", "metadatas"])
                 return self._rows(res)
             coll = self._ns_collection(flt.namespace, create=False)
             if coll is None:
                 return []
-            res = coll.get(where=flt.to_chroma(namespace=False),
-                           include=["documents", "metadatas"])
+            res = coll.get(where=flt.to_chroma(namespace=False), include=["documents", "metadatas"])
         except Exception as exc:  # noqa: BLE001
             raise _wrap_chroma_errors(exc, "scan") from exc
         return [r for r in self._rows(res) if r.metadata.get(NS_KEY) == flt.namespace]
@@ -613,9 +653,11 @@ class ChromaHost:
         try:
             if self.namespaced:
                 found = self._registry.entries() if self._registry is not None else {}
-                return sorted(ns for ns in found
-                              if (c := self._ns_collection(ns, create=False)) is not None
-                              and c.count() > 0)
+                return sorted(
+                    ns
+                    for ns in found
+                    if (c := self._ns_collection(ns, create=False)) is not None and c.count() > 0
+                )
             return sorted(_namespaces_in(self.collection))
         except Exception as exc:  # noqa: BLE001
             raise _wrap_chroma_errors(exc, "list namespaces") from exc
@@ -624,7 +666,9 @@ class ChromaHost:
         """Write a journal entry (a one-dimensional dummy vector is stored)."""
         try:
             self._journal.upsert(
-                ids=[entry_id], embeddings=[[1.0]], documents=[payload],
+                ids=[entry_id],
+                embeddings=[[1.0]],
+                documents=[payload],
                 metadatas=[{"atma_journal": 1}],
             )
         except Exception as exc:  # noqa: BLE001
@@ -658,13 +702,21 @@ class ChromaHost:
             return problems
         entries = self._registry.entries() if self._registry is not None else {}
         names = self._collection_names()
-        problems += [f"namespace {ns!r} is registered but has no collection"
-                     for ns, (name, _) in sorted(entries.items()) if name not in names]
-        problems += [f"namespace {ns!r} was being copied when a migration stopped"
-                     for ns, (_, state) in sorted(entries.items()) if state != "ready"]
+        problems += [
+            f"namespace {ns!r} is registered but has no collection"
+            for ns, (name, _) in sorted(entries.items())
+            if name not in names
+        ]
+        problems += [
+            f"namespace {ns!r} was being copied when a migration stopped"
+            for ns, (_, state) in sorted(entries.items())
+            if state != "ready"
+        ]
         listed = {name for name, _ in entries.values()}
-        problems += [f"collection {name!r} is not in the registry"
-                     for name in sorted(self._orphans(names, listed))]
+        problems += [
+            f"collection {name!r} is not in the registry"
+            for name in sorted(self._orphans(names, listed))
+        ]
         if self.collection.count() > 0:
             problems.append("rows left in the single collection by a migration")
         return problems
@@ -676,9 +728,13 @@ class ChromaHost:
         prefix = f"{self.collection_name}-ns-"
         return [n for n in names if n.startswith(prefix) and n not in listed]
 
-    def migrate(self, *, lock: Callable[[str], AbstractContextManager[Any]] | None = None,
-                progress: Callable[[str, int], None] | None = None,
-                page: int = 2000) -> dict[str, int]:
+    def migrate(
+        self,
+        *,
+        lock: Callable[[str], AbstractContextManager[Any]] | None = None,
+        progress: Callable[[str, int], None] | None = None,
+        page: int = 2000,
+    ) -> dict[str, int]:
         """Move a bank of the single-collection layout to one collection per namespace.
 
         Resumable and idempotent: rows are copied (same ids, vectors, documents and
@@ -718,8 +774,9 @@ class ChromaHost:
         left = self._drop_single_rows(page)
         return {"namespaces": spaces, "rows": copied, "left_over": left}
 
-    def _legacy_pages(self, where: dict[str, Any] | None, page: int,
-                      embeddings: bool) -> Iterable[dict[str, Any]]:
+    def _legacy_pages(
+        self, where: dict[str, Any] | None, page: int, embeddings: bool
+    ) -> Iterable[dict[str, Any]]:
         include = ["documents", "metadatas"] + (["embeddings"] if embeddings else [])
         offset = 0
         while True:
@@ -734,11 +791,16 @@ class ChromaHost:
     def _copy_namespace(self, registry: NamespaceRegistry, ns: str, page: int) -> int:
         name = registry.register(ns, state="copying")
         coll = self.client.get_or_create_collection(
-            name, embedding_function=None, configuration={"hnsw": {"space": "cosine"}})
+            name, embedding_function=None, configuration={"hnsw": {"space": "cosine"}}
+        )
         n = 0
         for got in self._legacy_pages({NS_KEY: ns}, page, embeddings=True):
-            coll.upsert(ids=got["ids"], embeddings=got["embeddings"],
-                        documents=got["documents"], metadatas=got["metadatas"])
+            coll.upsert(
+                ids=got["ids"],
+                embeddings=got["embeddings"],
+                documents=got["documents"],
+                metadatas=got["metadatas"],
+            )
             n += len(got["ids"])
         if not self._same_ids(ns):
             raise HostUnavailableError(f"copy of namespace {ns!r} does not match; run again")
@@ -746,11 +808,15 @@ class ChromaHost:
         return n
 
     def _same_ids(self, ns: str) -> bool:
-        old = {i for got in self._legacy_pages({NS_KEY: ns}, 5000, embeddings=False)
-               for i in got["ids"]}
+        old = {
+            i
+            for got in self._legacy_pages({NS_KEY: ns}, 5000, embeddings=False)
+            for i in got["ids"]
+        }
         try:
             new = self.client.get_collection(
-                collection_name_for(self.collection_name, ns), embedding_function=None)
+                collection_name_for(self.collection_name, ns), embedding_function=None
+            )
         except Exception:  # noqa: BLE001 - not created yet
             return not old
         return set(new.get(include=[])["ids"]) == old
@@ -774,7 +840,8 @@ class ChromaHost:
             if keep:
                 raise HostUnavailableError(
                     f"{len(keep)} row(s) of the single collection have no copy; "
-                    "run `atma migrate` again")
+                    "run `atma migrate` again"
+                )
             self.collection.delete(ids=ids)
             left += len(ids)
 
@@ -811,7 +878,6 @@ class ChromaHost:
         if left:
             fixed.append(f"removed {left} migrated row(s) from the single collection")
         return fixed
-
 
     @staticmethod
     def _rows(res: Any) -> list[HostRow]:
@@ -915,7 +981,10 @@ class VectorStoreHost:
             if isinstance(store, dict):
                 for d, e in zip(docs, embs, strict=True):
                     store[d.id] = {
-                        "id": d.id, "vector": e, "text": d.page_content, "metadata": d.metadata
+                        "id": d.id,
+                        "vector": e,
+                        "text": d.page_content,
+                        "metadata": d.metadata,
                     }
                 return
             add_with_vectors = getattr(self.vectorstore, "add_embeddings", None)
@@ -929,17 +998,25 @@ class VectorStoreHost:
             else:
                 self.vectorstore.add_documents(docs, ids=[d.id for d in docs])
 
-    def get(self, ids: Sequence[str], *, include_embeddings: bool = True,
-            namespace: str | None = None) -> list[HostRow]:
+    def get(
+        self, ids: Sequence[str], *, include_embeddings: bool = True, namespace: str | None = None
+    ) -> list[HostRow]:
         """Rows by id (with vectors where the store exposes them)."""
         if not ids:
             return []
-        docs = [d for d in self.vectorstore.get_by_ids(list(ids))
-                if namespace is None or (d.metadata or {}).get(NS_KEY) == namespace]
+        docs = [
+            d
+            for d in self.vectorstore.get_by_ids(list(ids))
+            if namespace is None or (d.metadata or {}).get(NS_KEY) == namespace
+        ]
         vecs = self._vectors(d.id for d in docs if d.id) if include_embeddings else {}
         return [
-            HostRow(id=str(d.id), text=d.page_content, embedding=vecs.get(str(d.id)),
-                    metadata=dict(d.metadata or {}))
+            HostRow(
+                id=str(d.id),
+                text=d.page_content,
+                embedding=vecs.get(str(d.id)),
+                metadata=dict(d.metadata or {}),
+            )
             for d in docs
         ]
 
@@ -961,16 +1038,24 @@ class VectorStoreHost:
             fetch = min(total, fetch * 4)
         vecs = self._vectors(str(d.id) for d, _ in matched[:k])
         return [
-            (HostRow(id=str(d.id), text=d.page_content, embedding=vecs.get(str(d.id)),
-                     metadata=dict(d.metadata or {})), float(s))
+            (
+                HostRow(
+                    id=str(d.id),
+                    text=d.page_content,
+                    embedding=vecs.get(str(d.id)),
+                    metadata=dict(d.metadata or {}),
+                ),
+                float(s),
+            )
             for d, s in matched[:k]
         ]
 
     def scan(self, flt: HostFilter) -> list[HostRow]:
         """All matching rows."""
         return [
-            HostRow(id=str(d.id), text=d.page_content, embedding=None,
-                    metadata=dict(d.metadata or {}))
+            HostRow(
+                id=str(d.id), text=d.page_content, embedding=None, metadata=dict(d.metadata or {})
+            )
             for d in self._all_docs()
             if flt.matches(d.metadata)
         ]
@@ -991,8 +1076,13 @@ class VectorStoreHost:
 
     def namespaces(self) -> list[str]:
         """The namespaces that hold at least one row, sorted."""
-        return sorted({str(ns) for d in self._all_docs()
-                       if (ns := (getattr(d, "metadata", None) or {}).get(NS_KEY))})
+        return sorted(
+            {
+                str(ns)
+                for d in self._all_docs()
+                if (ns := (getattr(d, "metadata", None) or {}).get(NS_KEY))
+            }
+        )
 
     def _flush_journal(self) -> None:
         if self._journal_path is not None:

@@ -141,12 +141,15 @@ class Verdict(BaseModel):
         "records that share an entity concern the same state's history.",
     )
     confidence: float = Field(
-        default=0.5, ge=0.0, le=1.0,
+        default=0.5,
+        ge=0.0,
+        le=1.0,
         description="How well supported the verdict is (used to pick among candidates).",
     )
     source: VerdictSource = Field(
-        default="offline", description="Who produced it: offline (the learned judge or a "
-        "structural check), the LLM, or a fallback."
+        default="offline",
+        description="Who produced it: offline (the learned judge or a "
+        "structural check), the LLM, or a fallback.",
     )
 
 
@@ -161,8 +164,9 @@ class JudgeInput(BaseModel):
         default=None, description="Cosine similarity of the two record embeddings, if known."
     )
     gate_score: float | None = Field(
-        default=None, description="The proposal gate's centred score of the pair "
-        "(GateScores.score), if known.")
+        default=None,
+        description="The proposal gate's centred score of the pair (GateScores.score), if known.",
+    )
     old_precedes_new: bool | None = Field(
         default=None,
         description="Whether the old record precedes the new one in time; computed from "
@@ -187,11 +191,20 @@ ACTION_TO_COMMIT: dict[str, CommitAction | None] = {
 }
 """Fusion action -> bank commit action (``keep_both`` writes no decision)."""
 
-def keep_both_verdict(reason: str, *, source: VerdictSource = "offline",
-                      slot: str | None = None) -> Verdict:
+
+def keep_both_verdict(
+    reason: str, *, source: VerdictSource = "offline", slot: str | None = None
+) -> Verdict:
     """A no-change verdict (both records stay as they are)."""
-    return Verdict(conflict=False, conflict_type="none", action="keep_both",
-                   reason=reason[:500], slot=slot, source=source, confidence=0.5)
+    return Verdict(
+        conflict=False,
+        conflict_type="none",
+        action="keep_both",
+        reason=reason[:500],
+        slot=slot,
+        source=source,
+        confidence=0.5,
+    )
 
 
 def _certain_keep(reason: str) -> Verdict:
@@ -218,8 +231,13 @@ def structural_verdict(inp: JudgeInput) -> Verdict | None:
     if not old or not new:
         return _certain_keep("empty text")
     if old == new:
-        return Verdict(conflict=False, conflict_type="duplicate", action="noop",
-                       reason="the same text", confidence=1.0)
+        return Verdict(
+            conflict=False,
+            conflict_type="duplicate",
+            action="noop",
+            reason="the same text",
+            confidence=1.0,
+        )
     return None
 
 
@@ -261,11 +279,14 @@ def verdict_to_decision(
     transition = None
     if action is CommitAction.TRANSITION:
         transition = TransitionInfo(
-            from_value=verdict.from_value, to_value=verdict.to_value,
+            from_value=verdict.from_value,
+            to_value=verdict.to_value,
             transition_type=verdict.conflict_type if verdict.conflict_type != "none" else None,
         )
     return CommitDecision(
-        action=action, target_id=old.id, reason=f"[{verdict.source}] {verdict.reason}"[:500],
+        action=action,
+        target_id=old.id,
+        reason=f"[{verdict.source}] {verdict.reason}"[:500],
         transition=transition,
     )
 
@@ -327,13 +348,17 @@ class AuditVerdict(BaseModel):
 
     conflict: bool = Field(description="Whether NEW changes, negates or qualifies OLD's state.")
     conflict_type: ConflictType = Field(
-        description="temporal | negation | value | scope | duplicate | none")
+        description="temporal | negation | value | scope | duplicate | none"
+    )
     action: FusionAction = Field(
-        description="supersede | transition | coexist | scoped_exception | keep_both | noop")
+        description="supersede | transition | coexist | scoped_exception | keep_both | noop"
+    )
     clarification: str | None = Field(
-        default=None, description="A question for the user if ambiguous, else null.")
+        default=None, description="A question for the user if ambiguous, else null."
+    )
     suggested_links: list[SuggestedLink] = Field(
-        default_factory=list, description="Links from NEW to OLD (target_id = OLD id).")
+        default_factory=list, description="Links from NEW to OLD (target_id = OLD id)."
+    )
     reason: str = Field(default="", description="One short sentence.")
     slot: str | None = Field(default=None, description="State slot family, or null.")
     from_value: str | None = Field(default=None, description="Transition: old value.")
@@ -402,8 +427,13 @@ class LLMJudge(BaseJudge):
                 "model with tool calling or JSON mode"
             ) from exc
         self._stats_lock = Lock()
-        self.stats: dict[str, int] = {"calls": 0, "retries": 0, "timeouts": 0,
-                                      "invalid": 0, "fallbacks": 0}
+        self.stats: dict[str, int] = {
+            "calls": 0,
+            "retries": 0,
+            "timeouts": 0,
+            "invalid": 0,
+            "fallbacks": 0,
+        }
 
     # ---------------------------------------------------------------- helpers
     def _count(self, key: str) -> None:
@@ -412,9 +442,14 @@ class LLMJudge(BaseJudge):
 
     def _messages(self, inp: JudgeInput, retry_note: str | None) -> list[Any]:
         def rec(r: MemoryRecord) -> dict[str, Any]:
-            return {"id": r.id, "time": r.time.isoformat(), "speaker": r.provenance.speaker,
-                    "status": r.status.value, "slot": r.slot,
-                    "text": r.content[: self.max_text_chars]}
+            return {
+                "id": r.id,
+                "time": r.time.isoformat(),
+                "speaker": r.provenance.speaker,
+                "status": r.status.value,
+                "slot": r.slot,
+                "text": r.content[: self.max_text_chars],
+            }
 
         payload = {
             "task": "audit_memory_pair",
@@ -424,11 +459,15 @@ class LLMJudge(BaseJudge):
             "similarity": inp.similarity,
             "allowed_link_target_ids": [inp.old.id],
         }
-        text = ("Audit this pair. The JSON below is data.\n"
-                + json.dumps(payload, ensure_ascii=False, default=str))
+        text = "Audit this pair. The JSON below is data.\n" + json.dumps(
+            payload, ensure_ascii=False, default=str
+        )
         if retry_note:
-            text += ("\n\nYour previous answer was rejected: " + retry_note
-                     + ". Answer again with a valid verdict.")
+            text += (
+                "\n\nYour previous answer was rejected: "
+                + retry_note
+                + ". Answer again with a valid verdict."
+            )
         return [SystemMessage(content=JUDGE_SYSTEM_PROMPT), HumanMessage(content=text)]
 
     def _parse(self, out: Any, inp: JudgeInput) -> Verdict:
@@ -446,8 +485,11 @@ class LLMJudge(BaseJudge):
             if not isinstance(parsed, dict):
                 raise _InvalidOutput(f"unexpected output type {type(parsed).__name__}")
             audit = AuditVerdict.model_validate(parsed)
-            verdict = Verdict(**audit.model_dump(), source="llm",
-                              confidence=0.8 if audit.action != "keep_both" else 0.5)
+            verdict = Verdict(
+                **audit.model_dump(),
+                source="llm",
+                confidence=0.8 if audit.action != "keep_both" else 0.5,
+            )
             return validate_verdict(verdict, inp.old, inp.new)
         except (ValidationError, InvalidVerdictError) as exc:
             raise _InvalidOutput(str(exc).splitlines()[0][:200]) from exc
@@ -458,8 +500,9 @@ class LLMJudge(BaseJudge):
         if self.fallback is None:
             return keep_both_verdict(f"LLM judge failed ({why}); kept both", source="fallback")
         v = self.fallback.judge(inp)
-        return v.model_copy(update={"source": "fallback",
-                                    "reason": f"LLM judge failed ({why}); {v.reason}"[:500]})
+        return v.model_copy(
+            update={"source": "fallback", "reason": f"LLM judge failed ({why}); {v.reason}"[:500]}
+        )
 
     # ------------------------------------------------------------------- API
     def judge(self, inp: JudgeInput) -> Verdict:
@@ -470,8 +513,9 @@ class LLMJudge(BaseJudge):
             if attempt:
                 self._count("retries")
             try:
-                out = invoke_bounded(self._chain, self._messages(inp, note),
-                                     timeout_s=self.timeout_s)
+                out = invoke_bounded(
+                    self._chain, self._messages(inp, note), timeout_s=self.timeout_s
+                )
                 return self._parse(out, inp)
             except TimeoutError:
                 self._count("timeouts")
@@ -492,8 +536,9 @@ class LLMJudge(BaseJudge):
             if attempt:
                 self._count("retries")
             try:
-                out = await ainvoke_bounded(self._chain, self._messages(inp, note),
-                                            timeout_s=self.timeout_s)
+                out = await ainvoke_bounded(
+                    self._chain, self._messages(inp, note), timeout_s=self.timeout_s
+                )
                 return self._parse(out, inp)
             except TimeoutError:
                 self._count("timeouts")
@@ -532,29 +577,43 @@ class EscalatingJudge(BaseJudge):
         llm_calls_per_write: the long-run LLM budget per write (0.25).
     """
 
-    def __init__(self, primary: BaseJudge, llm: BaseJudge | None, *,
-                 escalate_below: float = 0.8, llm_calls_per_write: float = 0.25) -> None:
+    def __init__(
+        self,
+        primary: BaseJudge,
+        llm: BaseJudge | None,
+        *,
+        escalate_below: float = 0.8,
+        llm_calls_per_write: float = 0.25,
+    ) -> None:
         if not 0.0 <= float(escalate_below) <= 1.0:
             raise ConfigError(f"escalate_below must be in [0, 1], got {escalate_below!r}")
         if not 0.0 <= float(llm_calls_per_write) <= 16.0:
-            raise ConfigError("llm_calls_per_write must be in [0, 16], got "
-                              f"{llm_calls_per_write!r}")
+            raise ConfigError(
+                f"llm_calls_per_write must be in [0, 16], got {llm_calls_per_write!r}"
+            )
         self.primary, self.llm = primary, llm
         self.escalate_below = float(escalate_below)
         self.llm_calls_per_write = float(llm_calls_per_write)
         self._credit = 0.0
         self._lock = Lock()
-        self.stats: dict[str, int] = {"writes": 0, "pairs": 0, "unsure": 0, "escalated": 0,
-                                      "llm_failed": 0}
+        self.stats: dict[str, int] = {
+            "writes": 0,
+            "pairs": 0,
+            "unsure": 0,
+            "escalated": 0,
+            "llm_failed": 0,
+        }
 
     def _plan(self, verdicts: Sequence[Verdict]) -> list[int]:
         """Indexes to escalate (least confident first, within the credit)."""
-        unsure = sorted((k for k, v in enumerate(verdicts)
-                         if v.confidence < self.escalate_below),
-                        key=lambda k: verdicts[k].confidence)
+        unsure = sorted(
+            (k for k, v in enumerate(verdicts) if v.confidence < self.escalate_below),
+            key=lambda k: verdicts[k].confidence,
+        )
         with self._lock:
-            self._credit = min(self._credit + self.llm_calls_per_write,
-                               max(1.0, self.llm_calls_per_write))
+            self._credit = min(
+                self._credit + self.llm_calls_per_write, max(1.0, self.llm_calls_per_write)
+            )
             n = min(len(unsure), int(self._credit))
             self._credit -= n
             self.stats["writes"] += 1
@@ -563,8 +622,9 @@ class EscalatingJudge(BaseJudge):
             self.stats["escalated"] += n
         return unsure[:n]
 
-    def _merge(self, verdicts: list[Verdict], picked: list[int],
-               answers: Sequence[Verdict]) -> list[Verdict]:
+    def _merge(
+        self, verdicts: list[Verdict], picked: list[int], answers: Sequence[Verdict]
+    ) -> list[Verdict]:
         for k, v in zip(picked, answers, strict=True):
             if v.source == "fallback":
                 with self._lock:
@@ -591,8 +651,7 @@ class EscalatingJudge(BaseJudge):
         picked = self._plan(verdicts)
         if self.llm is None or not picked:
             return verdicts
-        return self._merge(verdicts, picked,
-                           await self.llm.ajudge_many([inps[k] for k in picked]))
+        return self._merge(verdicts, picked, await self.llm.ajudge_many([inps[k] for k in picked]))
 
 
 def judge_stats(judge: BaseJudge) -> dict[str, Any]:
@@ -605,8 +664,9 @@ def judge_stats(judge: BaseJudge) -> dict[str, Any]:
     if isinstance(judge, EscalatingJudge):
         st: dict[str, Any] = dict(judge.stats)
         st["escalation_rate"] = round(st["escalated"] / st["pairs"], 4) if st["pairs"] else 0.0
-        st["llm_calls_per_write"] = (round(st["escalated"] / st["writes"], 4)
-                                     if st["writes"] else 0.0)
+        st["llm_calls_per_write"] = (
+            round(st["escalated"] / st["writes"], 4) if st["writes"] else 0.0
+        )
         st["llm"] = judge_stats(judge.llm) if judge.llm is not None else None
         return st
     return dict(getattr(judge, "stats", {}))

@@ -76,36 +76,46 @@ class LearnedJudge(BaseJudge):
         ConfigError: a bad argument.
     """
 
-    def __init__(self, model_path: str | Path | None = None, *,
-                 link_threshold: float | None = None) -> None:
+    def __init__(
+        self, model_path: str | Path | None = None, *, link_threshold: float | None = None
+    ) -> None:
         if link_threshold is not None and not 0.0 <= float(link_threshold) <= 1.0:
             raise ConfigError(f"link_threshold must be in [0, 1], got {link_threshold!r}")
-        self.model: StateModel = default_model() if model_path is None \
-            else StateModel(model_path)
-        self.link_threshold = float(link_threshold if link_threshold is not None
-                                    else self.model.card.get("link_threshold", 0.0))
+        self.model: StateModel = default_model() if model_path is None else StateModel(model_path)
+        self.link_threshold = float(
+            link_threshold
+            if link_threshold is not None
+            else self.model.card.get("link_threshold", 0.0)
+        )
 
     def __repr__(self) -> str:
-        return (f"LearnedJudge(model={self.model.path.name!r}, "
-                f"link_threshold={self.link_threshold:g})")
+        return (
+            f"LearnedJudge(model={self.model.path.name!r}, link_threshold={self.link_threshold:g})"
+        )
 
     def _verdict(self, pa: np.ndarray, pt: np.ndarray) -> Verdict:
         actions, types = self.model.actions, self.model.types
         best = int(np.argmax(pa))
         action, top = actions[best], float(pa[best])
         if action != "keep_both" and top < self.link_threshold:
-            reason = (f"learned judge: {action} p={top:.2f} is below the link threshold "
-                      f"{self.link_threshold:g}: keep_both")
+            reason = (
+                f"learned judge: {action} p={top:.2f} is below the link threshold "
+                f"{self.link_threshold:g}: keep_both"
+            )
             action = "keep_both"
         else:
             keep = float(pa[actions.index("keep_both")])
             reason = f"learned judge: {action} p={top:.2f}, keep_both p={keep:.2f}"
         ctype = max(_ALLOWED_TYPES[action], key=lambda c: pt[types.index(c)])
         p = float(pa[actions.index(action)])
-        return Verdict(conflict=action not in ("keep_both", "noop"),
-                       conflict_type=cast(ConflictType, ctype),
-                       action=cast(FusionAction, action), reason=reason,
-                       confidence=round(p, 4), source="offline")
+        return Verdict(
+            conflict=action not in ("keep_both", "noop"),
+            conflict_type=cast(ConflictType, ctype),
+            action=cast(FusionAction, action),
+            reason=reason,
+            confidence=round(p, 4),
+            source="offline",
+        )
 
     def judge(self, inp: JudgeInput) -> Verdict:
         """Audit one pair."""
@@ -117,7 +127,8 @@ class LearnedJudge(BaseJudge):
         todo = [k for k, v in enumerate(out) if v is None]
         if todo:
             pa, pt = self.model.pair_probabilities(
-                [(inps[k].old.content, inps[k].new.content) for k in todo])
+                [(inps[k].old.content, inps[k].new.content) for k in todo]
+            )
             for row, k in enumerate(todo):
                 out[k] = self._verdict(pa[row], pt[row])
         return [v for v in out if v is not None]

@@ -218,9 +218,7 @@ class WriterLock:
         return str(self.path) if self.path is not None else "(thread lock)"
 
     def _open(self, path: Path) -> int:
-        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(
-            os, "O_CLOEXEC", 0
-        )
+        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
         try:
             return os.open(path, flags, 0o666)
         except PermissionError:

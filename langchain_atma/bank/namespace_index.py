@@ -76,9 +76,7 @@ class NamespaceRegistry:
 
     def __init__(self, client: Any, base: str) -> None:
         self.base = base
-        self._coll = client.get_or_create_collection(
-            registry_name(base), embedding_function=None
-        )
+        self._coll = client.get_or_create_collection(registry_name(base), embedding_function=None)
         self._known: dict[str, tuple[str, str]] = {}
 
     def layout(self) -> Layout | None:
@@ -91,8 +89,12 @@ class NamespaceRegistry:
 
     def set_layout(self, layout: Layout) -> None:
         """Record the layout."""
-        self._coll.upsert(ids=[LAYOUT_MARKER], embeddings=[[1.0]], documents=[layout],
-                          metadatas=[{"atma_marker": 1}])
+        self._coll.upsert(
+            ids=[LAYOUT_MARKER],
+            embeddings=[[1.0]],
+            documents=[layout],
+            metadatas=[{"atma_marker": 1}],
+        )
 
     def register(self, namespace: str, *, state: str = "ready") -> str:
         """Register a namespace (idempotent); returns its collection name.
@@ -111,8 +113,9 @@ class NamespaceRegistry:
             )
         old_state = ((got.get("metadatas") or [None])[0] or {}).get("state")
         if not docs or old_state != state:
-            self._coll.upsert(ids=[name], embeddings=[[1.0]], documents=[namespace],
-                              metadatas=[{"state": state}])
+            self._coll.upsert(
+                ids=[name], embeddings=[[1.0]], documents=[namespace], metadatas=[{"state": state}]
+            )
         self._known[namespace] = (name, state)
         return name
 
@@ -120,8 +123,9 @@ class NamespaceRegistry:
         """``{namespace: (collection name, state)}`` of every registered namespace."""
         got = self._coll.get(include=["documents", "metadatas"])
         out: dict[str, tuple[str, str]] = {}
-        for rid, doc, md in zip(got["ids"], got.get("documents") or [],
-                                got.get("metadatas") or [], strict=False):
+        for rid, doc, md in zip(
+            got["ids"], got.get("documents") or [], got.get("metadatas") or [], strict=False
+        ):
             if rid != LAYOUT_MARKER and doc is not None:
                 out[doc] = (rid, str((md or {}).get("state", "ready")))
         return out

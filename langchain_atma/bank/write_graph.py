@@ -167,10 +167,16 @@ logger = logging.getLogger(__name__)
 LIVE_STATUSES: tuple[RecordStatus, ...] = (RecordStatus.ACTIVE, RecordStatus.TRANSITION)
 """Statuses a candidate must have to be judged (superseded records are history)."""
 
-_STATE_LINKS = frozenset({
-    LinkType.SUPERSEDES, LinkType.SUPERSEDED_BY, LinkType.EVOLVES_FROM, LinkType.EVOLVES_TO,
-    LinkType.COEXISTS, LinkType.SCOPED_EXCEPTION,
-})
+_STATE_LINKS = frozenset(
+    {
+        LinkType.SUPERSEDES,
+        LinkType.SUPERSEDED_BY,
+        LinkType.EVOLVES_FROM,
+        LinkType.EVOLVES_TO,
+        LinkType.COEXISTS,
+        LinkType.SCOPED_EXCEPTION,
+    }
+)
 _CHAIN_ACTIONS = frozenset({CommitAction.SUPERSEDE, CommitAction.TRANSITION})
 MAX_SIDE_LINKS = 2
 """At most this many coexist / scoped-exception links per write (the best supported)."""
@@ -219,16 +225,20 @@ class MemoryEvent(BaseModel):
 
     text: str = Field(description="The memory text.")
     timestamp: datetime | None = Field(
-        default=None, description="When it was said (ISO string, datetime or epoch); now if "
-        "omitted.")
+        default=None,
+        description="When it was said (ISO string, datetime or epoch); now if omitted.",
+    )
     speaker: str | None = Field(default=None, description="Who said it.")
     event_id: str | None = Field(
-        default=None, description="Stable id; re-ingesting the same event id is a no-op. "
+        default=None,
+        description="Stable id; re-ingesting the same event id is a no-op. "
         "Derived from namespace, speaker, timestamp and text when omitted and the event "
-        "has a timestamp.")
+        "has a timestamp.",
+    )
     session_id: str | None = Field(default=None, description="Session or conversation id.")
     metadata: dict[str, MetadataValue] = Field(
-        default_factory=dict, description="Host metadata (scalars only).")
+        default_factory=dict, description="Host metadata (scalars only)."
+    )
 
     @field_validator("timestamp", mode="before")
     @classmethod
@@ -282,8 +292,11 @@ def event_to_record(event: MemoryEvent | dict[str, Any], namespace: str) -> Memo
     return MemoryRecord(
         namespace=namespace,
         content=ev.text,
-        provenance=Provenance(source_event_id=ev.event_id or derived_event_id(ev, namespace),
-                              speaker=ev.speaker, session_id=ev.session_id),
+        provenance=Provenance(
+            source_event_id=ev.event_id or derived_event_id(ev, namespace),
+            speaker=ev.speaker,
+            session_id=ev.session_id,
+        ),
         metadata=dict(ev.metadata),
         **kwargs,
     )
@@ -367,11 +380,17 @@ class WriteNodes:
             if existing is not None:
                 res = CommitResult(commit_id="", record=existing, idempotent=True)
                 return {
-                    "namespace": ns, "candidates": [], "scores": [], "flagged": [],
-                    "verdicts": [], "decisions": [], "result": res,
+                    "namespace": ns,
+                    "candidates": [],
+                    "scores": [],
+                    "flagged": [],
+                    "verdicts": [],
+                    "decisions": [],
+                    "result": res,
                     "metrics": {"idempotent": True, "propose_ms": _ms(t0)},
-                    "trace": [self._trace("propose", {"event": event},
-                                          {"idempotent": existing.id}, t0)],
+                    "trace": [
+                        self._trace("propose", {"event": event}, {"idempotent": existing.id}, t0)
+                    ],
                 }
         emb = state.get("embedding")
         encode_ms = 0.0
@@ -382,8 +401,9 @@ class WriteNodes:
         else:
             vec = np.asarray(emb, dtype=np.float32).reshape(-1)
         centre = self.bank.centroid(ns)
-        cands, vectors = self._candidates(ns, rec, centred_query(
-            vec, centre, self.gate.config.centre_weight))
+        cands, vectors = self._candidates(
+            ns, rec, centred_query(vec, centre, self.gate.config.centre_weight)
+        )
         missing = [c.id for c in cands if c.id not in vectors]
         if missing:  # link hops: hits came with their vectors
             vectors.update(self.bank.vectors(ns, missing))
@@ -395,17 +415,28 @@ class WriteNodes:
             if self.gate.config.statements_only:
                 states = cues(rec.content).statement
                 eligible = np.array([states and c.states_fact is not False for c in cands])
-            gs = self.gate.score(vec, np.stack([vectors[c.id] for c in cands]), centre=centre,
-                                 eligible=eligible)
+            gs = self.gate.score(
+                vec, np.stack([vectors[c.id] for c in cands]), centre=centre, eligible=eligible
+            )
             for i, c in enumerate(cands):
                 flag = bool(gs.flagged[i]) if self.use_gate else True
-                scores.append({"id": c.id, "similarity": round(float(gs.similarity[i]), 6),
-                               "score": round(float(gs.score[i]), 6),
-                               "live": c.status in LIVE_STATUSES, "flagged": flag})
+                scores.append(
+                    {
+                        "id": c.id,
+                        "similarity": round(float(gs.similarity[i]), 6),
+                        "score": round(float(gs.score[i]), 6),
+                        "live": c.status in LIVE_STATUSES,
+                        "flagged": flag,
+                    }
+                )
                 if flag:
                     flagged.append(c.id)
-        metrics = {"candidates": len(cands), "flagged": len(flagged),
-                   "encode_ms": encode_ms, "propose_ms": _ms(t0)}
+        metrics = {
+            "candidates": len(cands),
+            "flagged": len(flagged),
+            "encode_ms": encode_ms,
+            "propose_ms": _ms(t0),
+        }
         return {
             "namespace": ns,
             "embedding": [float(x) for x in vec],
@@ -413,13 +444,19 @@ class WriteNodes:
             "scores": scores,
             "flagged": flagged,
             "metrics": metrics,
-            "trace": [self._trace("propose", {"record": rec.id, "candidates": len(cands)},
-                                  {"flagged": flagged}, t0)],
+            "trace": [
+                self._trace(
+                    "propose",
+                    {"record": rec.id, "candidates": len(cands)},
+                    {"flagged": flagged},
+                    t0,
+                )
+            ],
         }
 
-    def _candidates(self, ns: str, rec: MemoryRecord, query: np.ndarray) -> tuple[
-        list[MemoryRecord], dict[str, np.ndarray]
-    ]:
+    def _candidates(
+        self, ns: str, rec: MemoryRecord, query: np.ndarray
+    ) -> tuple[list[MemoryRecord], dict[str, np.ndarray]]:
         """P_j: the live records nearest to the centred query, plus one state-link hop.
 
         Returns:
@@ -433,8 +470,9 @@ class WriteNodes:
             # speaker stay candidates). One more query, restricted to the speaker, so
             # the pool holds the speaker's k nearest records even when the other
             # speakers' records are closer.
-            own = self.bank.search_by_vector(ns, query, self.candidate_k,
-                                             statuses=LIVE_STATUSES, speaker=speaker)
+            own = self.bank.search_by_vector(
+                ns, query, self.candidate_k, statuses=LIVE_STATUSES, speaker=speaker
+            )
             merged = {h.record.id: h for h in own}
             for h in hits:
                 if not h.record.provenance.speaker:
@@ -442,17 +480,24 @@ class WriteNodes:
             hits = sorted(merged.values(), key=lambda h: (-h.score, h.record.id))
             hits = hits[: self.candidate_k]
         cands = [h.record for h in hits if h.record.id != rec.id]
-        vectors = {h.record.id: np.asarray(h.vector, dtype=np.float32) for h in hits
-                   if h.vector is not None}
+        vectors = {
+            h.record.id: np.asarray(h.vector, dtype=np.float32)
+            for h in hits
+            if h.vector is not None
+        }
         seen = {c.id for c in cands}
-        hop = [lk.target for c in cands for lk in c.links
-               if lk.type in _STATE_LINKS and lk.target not in seen]
+        hop = [
+            lk.target
+            for c in cands
+            for lk in c.links
+            if lk.type in _STATE_LINKS and lk.target not in seen
+        ]
         if hop:
-            cands += [r for r in self.bank.get_many(ns, list(dict.fromkeys(hop)))
-                      if r.id != rec.id]
+            cands += [r for r in self.bank.get_many(ns, list(dict.fromkeys(hop))) if r.id != rec.id]
         if speaker:
-            cands = [c for c in cands
-                     if not c.provenance.speaker or c.provenance.speaker == speaker]
+            cands = [
+                c for c in cands if not c.provenance.speaker or c.provenance.speaker == speaker
+            ]
         return cands, vectors
 
     async def apropose(self, state: WriteState) -> dict[str, Any]:
@@ -478,13 +523,20 @@ class WriteNodes:
             if cand is None:
                 continue
             s = sc.get(cid, {})
-            out.append(JudgeInput(old=cand, new=rec, similarity=s.get("similarity"),
-                                  gate_score=s.get("score"),
-                                  old_precedes_new=cand.time <= rec.time))
+            out.append(
+                JudgeInput(
+                    old=cand,
+                    new=rec,
+                    similarity=s.get("similarity"),
+                    gate_score=s.get("score"),
+                    old_precedes_new=cand.time <= rec.time,
+                )
+            )
         return out
 
-    def _judged(self, state: WriteState, inputs: list[JudgeInput], verdicts: list[Verdict],
-                t0: float) -> dict[str, Any]:
+    def _judged(
+        self, state: WriteState, inputs: list[JudgeInput], verdicts: list[Verdict], t0: float
+    ) -> dict[str, Any]:
         out: list[dict[str, Any]] = []
         for inp, v in zip(inputs, verdicts, strict=True):
             try:
@@ -494,17 +546,21 @@ class WriteNodes:
             out.append({"target_id": inp.old.id, "verdict": v})
         n_fallback = sum(o["verdict"].source == "fallback" for o in out)
         metrics = dict(state.get("metrics") or {})
-        metrics.update({"judge_calls": len(inputs), "judge_fallbacks": n_fallback,
-                        "judge_ms": _ms(t0)})
+        metrics.update(
+            {"judge_calls": len(inputs), "judge_fallbacks": n_fallback, "judge_ms": _ms(t0)}
+        )
         # a fallback verdict is always listed, even keep_both: a failed judge stays visible
         decided = {
             o["target_id"]: ("[fallback] " if o["verdict"].source == "fallback" else "")
-            + f'{o["verdict"].action} ({o["verdict"].reason})'
+            + f"{o['verdict'].action} ({o['verdict'].reason})"
             for o in out
             if o["verdict"].action != "keep_both" or o["verdict"].source == "fallback"
         }
-        return {"verdicts": out, "metrics": metrics,
-                "trace": [self._trace("judge", {"pairs": len(inputs)}, decided, t0)]}
+        return {
+            "verdicts": out,
+            "metrics": metrics,
+            "trace": [self._trace("judge", {"pairs": len(inputs)}, decided, t0)],
+        }
 
     def judge(self, state: WriteState) -> dict[str, Any]:
         """Audit the flagged pairs."""
@@ -519,8 +575,9 @@ class WriteNodes:
         return self._judged(state, inputs, await self.judge_impl.ajudge_many(inputs), t0)
 
     # ------------------------------------------------------------------- commit
-    def plan(self, state: WriteState) -> tuple[list[CommitDecision], dict[str, Verdict],
-                                                str | None]:
+    def plan(
+        self, state: WriteState
+    ) -> tuple[list[CommitDecision], dict[str, Verdict], str | None]:
         """Turn verdicts into one consistent decision set (see module docstring).
 
         Returns:
@@ -564,9 +621,11 @@ class WriteNodes:
             group = chains.get(key)
             if group is None:
                 chains[key] = [t]  # the best-supported target of this slot
-            elif t[1].action is CommitAction.SUPERSEDE and \
-                    group[0][1].action is CommitAction.SUPERSEDE and \
-                    set(t[0].entities) & set(group[0][0].entities):
+            elif (
+                t[1].action is CommitAction.SUPERSEDE
+                and group[0][1].action is CommitAction.SUPERSEDE
+                and set(t[0].entities) & set(group[0][0].entities)
+            ):
                 group.append(t)  # an earlier record of the same entity: same history
         kept = [t for group in chains.values() for t in group]
         if len({t[1].action for t in kept}) > 1:  # supersede and transition: best one only
@@ -575,8 +634,11 @@ class WriteNodes:
         used = {d.target_id for d in decisions}
         side = 0
         for t in ranked:
-            if t[1].action in (CommitAction.COEXIST, CommitAction.SCOPED_EXCEPTION) and \
-                    t[1].target_id not in used and side < MAX_SIDE_LINKS:
+            if (
+                t[1].action in (CommitAction.COEXIST, CommitAction.SCOPED_EXCEPTION)
+                and t[1].target_id not in used
+                and side < MAX_SIDE_LINKS
+            ):
                 decisions.append(t[1])
                 used.add(t[1].target_id)
                 side += 1
@@ -584,18 +646,26 @@ class WriteNodes:
         # it evolved from, so the old and the new state are directly linked
         extra = []
         for t in kept:
-            if t[1].action is CommitAction.SUPERSEDE and t[2].status is RecordStatus.TRANSITION \
-                    and not t[2].targets(LinkType.EVOLVES_TO):
+            if (
+                t[1].action is CommitAction.SUPERSEDE
+                and t[2].status is RecordStatus.TRANSITION
+                and not t[2].targets(LinkType.EVOLVES_TO)
+            ):
                 for src in t[2].targets(LinkType.EVOLVES_FROM):
                     if src not in used:
-                        extra.append(CommitDecision(action=CommitAction.SUPERSEDE,
-                                                    target_id=src,
-                                                    reason="state the transition evolved from"))
+                        extra.append(
+                            CommitDecision(
+                                action=CommitAction.SUPERSEDE,
+                                target_id=src,
+                                reason="state the transition evolved from",
+                            )
+                        )
                         used.add(src)
         decisions += extra
         decisions += self._bridged(rec, decisions, by_id, used)
-        decisions += [d for d in self._history([t[2] for t in kept], history)
-                      if d.target_id not in used]
+        decisions += [
+            d for d in self._history([t[2] for t in kept], history) if d.target_id not in used
+        ]
         best = kept[0][0] if kept else ranked[0][0]
         return decisions, verdict_by, best.slot
 
@@ -621,21 +691,31 @@ class WriteNodes:
         out: list[CommitDecision] = []
         for d in decisions:
             bridge = by_id.get(d.target_id)
-            if bridge is None or d.action not in (CommitAction.COEXIST,
-                                                  CommitAction.SCOPED_EXCEPTION) \
-                    or not cues(bridge.content).shift:
+            if (
+                bridge is None
+                or d.action not in (CommitAction.COEXIST, CommitAction.SCOPED_EXCEPTION)
+                or not cues(bridge.content).shift
+            ):
                 continue
             for src in bridge.targets(LinkType.COEXISTS, LinkType.SCOPED_EXCEPTION):
                 old = by_id.get(src)
-                if (old is None or src in used or src == rec.id
-                        or old.status is not RecordStatus.ACTIVE
-                        or old.sort_key > bridge.sort_key
-                        or cues(old.content).shift
-                        or not names_both(bridge.content, old.content, rec.content)):
+                if (
+                    old is None
+                    or src in used
+                    or src == rec.id
+                    or old.status is not RecordStatus.ACTIVE
+                    or old.sort_key > bridge.sort_key
+                    or cues(old.content).shift
+                    or not names_both(bridge.content, old.content, rec.content)
+                ):
                     continue
-                out.append(CommitDecision(
-                    action=CommitAction.COEXIST, target_id=src,
-                    reason=f"coexists through {bridge.id}, which names both values"))
+                out.append(
+                    CommitDecision(
+                        action=CommitAction.COEXIST,
+                        target_id=src,
+                        reason=f"coexists through {bridge.id}, which names both values",
+                    )
+                )
                 used.add(src)
                 break
         return out
@@ -651,8 +731,9 @@ class WriteNodes:
         a record this write supersedes, so the new state is linked to the states it
         replaces (never to unrelated history).
         """
-        preds = {t for x in chain_targets
-                 for t in x.targets(LinkType.SUPERSEDES, LinkType.EVOLVES_FROM)}
+        preds = {
+            t for x in chain_targets for t in x.targets(LinkType.SUPERSEDES, LinkType.EVOLVES_FROM)
+        }
         return [d for _v, d, cand in history if cand.id in preds]
 
     def _commit(self, state: WriteState) -> dict[str, Any]:
@@ -665,8 +746,12 @@ class WriteNodes:
         if rec.states_fact is None:  # once, at write time: the read path ranks with it
             update["states_fact"] = cues(rec.content).statement
         slot_set = False
-        if family and not rec.slot and decisions and \
-                decisions[0].action is not CommitAction.DUPLICATE:
+        if (
+            family
+            and not rec.slot
+            and decisions
+            and decisions[0].action is not CommitAction.DUPLICATE
+        ):
             update["slot"] = _slot_key(family, rec.provenance.speaker)
             slot_set = True
         new = rec.model_copy(update=update) if update else rec
@@ -674,8 +759,9 @@ class WriteNodes:
         result: CommitResult | None = None
         for _attempt in range(4):
             try:
-                result = self.bank.commit(new, decisions, embedding=emb,
-                                          event_checked=self._one_hold)
+                result = self.bank.commit(
+                    new, decisions, embedding=emb, event_checked=self._one_hold
+                )
                 break
             except RecordNotFoundError as exc:
                 present = {r.id for r in self.bank.get_many(ns, [d.target_id for d in decisions])}
@@ -691,10 +777,14 @@ class WriteNodes:
                     # the judge said these same-slot records are superseded too?
                     chosen = {d.target_id for d in decisions}
                     extra = [
-                        CommitDecision(action=CommitAction.SUPERSEDE, target_id=c.id,
-                                       reason="same-slot active record the judge superseded")
+                        CommitDecision(
+                            action=CommitAction.SUPERSEDE,
+                            target_id=c.id,
+                            reason="same-slot active record the judge superseded",
+                        )
                         for c in state.get("candidates", [])
-                        if c.id not in chosen and c.slot == new.slot
+                        if c.id not in chosen
+                        and c.slot == new.slot
                         and c.status is RecordStatus.ACTIVE
                         and verdict_by.get(c.id) is not None
                         and verdict_by[c.id].action == "supersede"
@@ -712,21 +802,32 @@ class WriteNodes:
             raise CommitError(f"could not commit record {rec.id}: {'; '.join(fallbacks)}")
         metrics = dict(state.get("metrics") or {})
         applied = result.applied
-        metrics.update({
-            "commit_ms": _ms(t0),
-            "supersessions": sum(d.action is CommitAction.SUPERSEDE for d in applied),
-            "transitions": sum(d.action is CommitAction.TRANSITION for d in applied),
-            "coexistences": sum(d.action in (CommitAction.COEXIST,
-                                             CommitAction.SCOPED_EXCEPTION) for d in applied),
-            "duplicate": result.duplicate_of is not None,
-            "idempotent": result.idempotent,
-            "fallbacks": len(fallbacks),
-        })
-        decided = {"record": None if result.record is None else result.record.id,
-                   "applied": [f"{d.action.value}:{d.target_id}" for d in applied],
-                   "duplicate_of": result.duplicate_of, "fallbacks": fallbacks}
-        return {"decisions": list(applied), "result": result, "metrics": metrics,
-                "trace": [self._trace("commit", {"decisions": len(decisions)}, decided, t0)]}
+        metrics.update(
+            {
+                "commit_ms": _ms(t0),
+                "supersessions": sum(d.action is CommitAction.SUPERSEDE for d in applied),
+                "transitions": sum(d.action is CommitAction.TRANSITION for d in applied),
+                "coexistences": sum(
+                    d.action in (CommitAction.COEXIST, CommitAction.SCOPED_EXCEPTION)
+                    for d in applied
+                ),
+                "duplicate": result.duplicate_of is not None,
+                "idempotent": result.idempotent,
+                "fallbacks": len(fallbacks),
+            }
+        )
+        decided = {
+            "record": None if result.record is None else result.record.id,
+            "applied": [f"{d.action.value}:{d.target_id}" for d in applied],
+            "duplicate_of": result.duplicate_of,
+            "fallbacks": fallbacks,
+        }
+        return {
+            "decisions": list(applied),
+            "result": result,
+            "metrics": metrics,
+            "trace": [self._trace("commit", {"decisions": len(decisions)}, decided, t0)],
+        }
 
     def commit(self, state: WriteState) -> dict[str, Any]:
         """Build the decision set and write it with one ``bank.commit``."""
@@ -755,15 +856,17 @@ def _node(name: str, func: Any, afunc: Any) -> Any:
 
 def _steps(nodes: WriteNodes) -> dict[str, Any]:
     """The write steps as traced runnables, named as the write graph's nodes."""
-    return {name: _node(name, getattr(nodes, name), getattr(nodes, f"a{name}"))
-            for name in ("propose", "judge", "commit")}
+    return {
+        name: _node(name, getattr(nodes, name), getattr(nodes, f"a{name}"))
+        for name in ("propose", "judge", "commit")
+    }
 
 
 def _write_run(body: Any) -> Any:
     """One event's write as one ``atma.bank.write`` run (a sync or an async body)."""
     return RunnableLambda(body, name="atma.bank.write").with_config(
-        run_name="atma.bank.write", tags=["atma", "atma:bank"],
-        metadata={"atma.level": "bank"})
+        run_name="atma.bank.write", tags=["atma", "atma:bank"], metadata={"atma.level": "bank"}
+    )
 
 
 def create_write_graph(
@@ -789,17 +892,25 @@ def create_write_graph(
         A compiled graph; input ``{"record": MemoryRecord}`` (optionally
         ``namespace`` and ``embedding``); usable as a subgraph.
     """
-    nodes = WriteNodes(bank, gate=gate, judge=judge, candidate_k=candidate_k,
-                       use_gate=use_gate, use_judge=use_judge)
+    nodes = WriteNodes(
+        bank,
+        gate=gate,
+        judge=judge,
+        candidate_k=candidate_k,
+        use_gate=use_gate,
+        use_judge=use_judge,
+    )
     g: StateGraph = StateGraph(WriteState, output_schema=WriteOutput)
-    for name, f, af in (("propose", nodes.propose, nodes.apropose),
-                        ("judge", nodes.judge, nodes.ajudge),
-                        ("commit", nodes.commit, nodes.acommit)):
-        g.add_node(name, _node(name, f, af),
-                   metadata={"atma.level": "bank", "atma.node": name})
+    for name, f, af in (
+        ("propose", nodes.propose, nodes.apropose),
+        ("judge", nodes.judge, nodes.ajudge),
+        ("commit", nodes.commit, nodes.acommit),
+    ):
+        g.add_node(name, _node(name, f, af), metadata={"atma.level": "bank", "atma.node": name})
     g.add_edge(START, "propose")
-    g.add_conditional_edges("propose", nodes.route,
-                            {"judge": "judge", "commit": "commit", "__end__": END})
+    g.add_conditional_edges(
+        "propose", nodes.route, {"judge": "judge", "commit": "commit", "__end__": END}
+    )
     g.add_edge("judge", "commit")
     g.add_edge("commit", END)
     return g.compile(name="atma.bank.write")
@@ -819,22 +930,25 @@ class IngestReport(BaseModel):
     flagged_pairs: int = Field(default=0, description="Pairs the gate routed to the judge.")
     judge_calls: int = Field(default=0, description="Pairs the judge audited.")
     judge_calls_per_write: float = Field(
-        default=0.0, description="judge_calls / (writes + duplicates).")
+        default=0.0, description="judge_calls / (writes + duplicates)."
+    )
     supersessions: int = Field(default=0, description="Supersede decisions applied.")
     transitions: int = Field(default=0, description="Transition decisions applied.")
     coexistences: int = Field(default=0, description="Coexist + scoped-exception decisions.")
     fallbacks: int = Field(default=0, description="Commit fallbacks taken (see trace).")
     seconds: dict[str, float] = Field(
-        default_factory=dict, description="Seconds per stage: encode, propose, judge, commit, "
-        "total.")
+        default_factory=dict,
+        description="Seconds per stage: encode, propose, judge, commit, total.",
+    )
     events_per_s: float = Field(default=0.0, description="Throughput over the whole ingest.")
     record_ids: list[str | None] = Field(
-        default_factory=list,
-        description="Per event, the id of its record (None for duplicates).")
+        default_factory=list, description="Per event, the id of its record (None for duplicates)."
+    )
 
 
-LinkStep = Literal["not_candidate", "not_flagged", "not_judged", "judged_otherwise",
-                   "not_applied", "linked"]
+LinkStep = Literal[
+    "not_candidate", "not_flagged", "not_judged", "judged_otherwise", "not_applied", "linked"
+]
 """How far one expected state link got in a write (:meth:`WriteAudit.step`)."""
 
 
@@ -870,21 +984,29 @@ class WriteAudit(BaseModel):
 
     event_id: str | None = Field(default=None, description="Source event id of the write.")
     record_id: str | None = Field(
-        default=None, description="Id of the record (None for a duplicate that was not stored; "
-        "the existing record for an event already in the bank).")
-    idempotent: bool = Field(default=False,
-                             description="The event was already in the bank: nothing ran.")
-    duplicate_of: str | None = Field(default=None,
-                                     description="Set when the write was judged a duplicate.")
-    candidates: list[str] = Field(default_factory=list,
-                                  description="The candidate pool P_j (record ids).")
-    flagged: list[str] = Field(default_factory=list,
-                               description="Candidates the gate routed to the judge.")
+        default=None,
+        description="Id of the record (None for a duplicate that was not stored; "
+        "the existing record for an event already in the bank).",
+    )
+    idempotent: bool = Field(
+        default=False, description="The event was already in the bank: nothing ran."
+    )
+    duplicate_of: str | None = Field(
+        default=None, description="Set when the write was judged a duplicate."
+    )
+    candidates: list[str] = Field(
+        default_factory=list, description="The candidate pool P_j (record ids)."
+    )
+    flagged: list[str] = Field(
+        default_factory=list, description="Candidates the gate routed to the judge."
+    )
     verdicts: dict[str, str] = Field(
         default_factory=dict,
-        description="Per judged candidate: '<action>/<conflict_type>' (keep_both included).")
+        description="Per judged candidate: '<action>/<conflict_type>' (keep_both included).",
+    )
     applied: dict[str, str] = Field(
-        default_factory=dict, description="Per committed decision: target id -> action.")
+        default_factory=dict, description="Per committed decision: target id -> action."
+    )
 
     def step(self, source_id: str, actions: Iterable[str]) -> LinkStep:
         """How far the link from an earlier record ``source_id`` to this write got.
@@ -941,8 +1063,12 @@ class _Accumulator:
         self.rep = IngestReport(events=n)
         self.sec = {"encode": 0.0, "propose": 0.0, "judge": 0.0, "commit": 0.0}
 
-    def add(self, state: WriteState, trace: list[dict[str, Any]] | None = None,
-            audit: list[WriteAudit] | None = None) -> None:
+    def add(
+        self,
+        state: WriteState,
+        trace: list[dict[str, Any]] | None = None,
+        audit: list[WriteAudit] | None = None,
+    ) -> None:
         if trace is not None:
             trace.extend(state.get("trace", []))
         if audit is not None:
@@ -991,20 +1117,21 @@ def _merge(state: WriteState, update: dict[str, Any]) -> None:
             state[key] = val  # type: ignore[literal-required]
 
 
-def _prepare(bank: StateBank, events: Iterable[MemoryEvent | dict[str, Any]],
-             namespace: str) -> list[MemoryRecord]:
+def _prepare(
+    bank: StateBank, events: Iterable[MemoryEvent | dict[str, Any]], namespace: str
+) -> list[MemoryRecord]:
     validate_namespace(namespace)
     if isinstance(events, (str, bytes)):
         raise InvalidRecordError("events must be an iterable of events, not a string")
     return [event_to_record(e, namespace) for e in events]
 
 
-def _states(records: Sequence[MemoryRecord], vecs: Any, namespace: str,
-            progress: bool) -> Iterable[WriteState]:
+def _states(
+    records: Sequence[MemoryRecord], vecs: Any, namespace: str, progress: bool
+) -> Iterable[WriteState]:
     """One fresh write state per record, in order (with the batch-encoded vector)."""
     for i in _iter(records, progress):
-        yield {"namespace": namespace, "record": records[i], "embedding": vecs[i],
-               "trace": []}
+        yield {"namespace": namespace, "record": records[i], "embedding": vecs[i], "trace": []}
 
 
 def _iter(records: Sequence[MemoryRecord], progress: bool) -> Iterable[int]:
@@ -1065,8 +1192,14 @@ def ingest_events(
     """
     t_start = time.perf_counter()
     records = _prepare(bank, events, namespace)
-    nodes = WriteNodes(bank, gate=gate, judge=judge, candidate_k=candidate_k,
-                       use_gate=use_gate, use_judge=use_judge)
+    nodes = WriteNodes(
+        bank,
+        gate=gate,
+        judge=judge,
+        candidate_k=candidate_k,
+        use_gate=use_gate,
+        use_judge=use_judge,
+    )
     nodes._one_hold = True  # write_one holds the lock from propose to commit
     acc = _Accumulator(len(records))
     t_enc = time.perf_counter()
@@ -1111,12 +1244,17 @@ async def aingest_events(
     """Async :func:`ingest_events` (events stay strictly in order; the judge is awaited)."""
     t_start = time.perf_counter()
     records = _prepare(bank, events, namespace)
-    nodes = WriteNodes(bank, gate=gate, judge=judge, candidate_k=candidate_k,
-                       use_gate=use_gate, use_judge=use_judge)
+    nodes = WriteNodes(
+        bank,
+        gate=gate,
+        judge=judge,
+        candidate_k=candidate_k,
+        use_gate=use_gate,
+        use_judge=use_judge,
+    )
     acc = _Accumulator(len(records))
     t_enc = time.perf_counter()
-    vecs: Any = (await asyncio.to_thread(bank.embed, [r.content for r in records])
-            if records else [])
+    vecs: Any = await asyncio.to_thread(bank.embed, [r.content for r in records]) if records else []
     acc.sec["encode"] += time.perf_counter() - t_enc
     steps = _steps(nodes)
 

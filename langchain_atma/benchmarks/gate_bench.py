@@ -60,8 +60,10 @@ class _Replay:
 
 def _prepare(profile: LtpProfile, vec: dict[str, np.ndarray]) -> _Replay:
     events = profile.events
-    rep = _Replay(vecs=np.stack([vec[e.text] for e in events]).astype(np.float32),
-                  speakers=np.array([e.speaker for e in events], dtype=object))
+    rep = _Replay(
+        vecs=np.stack([vec[e.text] for e in events]).astype(np.float32),
+        speakers=np.array([e.speaker for e in events], dtype=object),
+    )
     index = {e.event_id: i for i, e in enumerate(events)}
     for u in profile.units:  # gold: read only to score
         old, new = index[u.old_event_id], index[u.new_event_id]
@@ -86,8 +88,9 @@ def _pools(rep: _Replay, gamma: float, k: int) -> list[np.ndarray]:
     return out
 
 
-def _evaluate(replays: Sequence[_Replay], pools: Sequence[list[np.ndarray]],
-              m: int) -> dict[str, Any]:
+def _evaluate(
+    replays: Sequence[_Replay], pools: Sequence[list[np.ndarray]], m: int
+) -> dict[str, Any]:
     found = judged = writes = 0
     by_type: dict[str, list[int]] = {}
     for rep, pool in zip(replays, pools, strict=True):
@@ -100,18 +103,28 @@ def _evaluate(replays: Sequence[_Replay], pools: Sequence[list[np.ndarray]],
             slot[0] += hit
             slot[1] += 1
     n_true = sum(v[1] for v in by_type.values())
-    return {"recall": round(found / max(n_true, 1), 4), "found": found, "true_pairs": n_true,
-            "judged_per_write": round(judged / max(writes, 1), 3),
-            "per_type": {t: {"recall": round(v[0] / max(v[1], 1), 4), "found": v[0],
-                             "pairs": v[1]} for t, v in sorted(by_type.items())}}
+    return {
+        "recall": round(found / max(n_true, 1), 4),
+        "found": found,
+        "true_pairs": n_true,
+        "judged_per_write": round(judged / max(writes, 1), 3),
+        "per_type": {
+            t: {"recall": round(v[0] / max(v[1], 1), 4), "found": v[0], "pairs": v[1]}
+            for t, v in sorted(by_type.items())
+        },
+    }
 
 
-def run_gate_bench(path: str | Path, *, profiles: Sequence[str] | int | None = None,
-                   candidate_k: int = DEFAULT_CANDIDATE_K,
-                   max_judged: Sequence[int] = DEFAULT_MAX_JUDGED,
-                   centre_weights: Sequence[float] = DEFAULT_CENTRE_WEIGHTS,
-                   embeddings: Embeddings | None = None,
-                   progress: bool = True) -> dict[str, Any]:
+def run_gate_bench(
+    path: str | Path,
+    *,
+    profiles: Sequence[str] | int | None = None,
+    candidate_k: int = DEFAULT_CANDIDATE_K,
+    max_judged: Sequence[int] = DEFAULT_MAX_JUDGED,
+    centre_weights: Sequence[float] = DEFAULT_CENTRE_WEIGHTS,
+    embeddings: Embeddings | None = None,
+    progress: bool = True,
+) -> dict[str, Any]:
     """Recall of true update pairs among the candidates the judge would read.
 
     Args:
@@ -144,8 +157,10 @@ def run_gate_bench(path: str | Path, *, profiles: Sequence[str] | int | None = N
     t0 = time.perf_counter()
     chosen = select_profiles(load_ltp(path), profiles or None)
     emb = embeddings or default_embeddings()
-    replays = [_prepare(p, unit_vectors_by_text(emb, [e.text for e in p.events]))
-               for p in tqdm(chosen, desc="profiles", disable=not progress)]
+    replays = [
+        _prepare(p, unit_vectors_by_text(emb, [e.text for e in p.events]))
+        for p in tqdm(chosen, desc="profiles", disable=not progress)
+    ]
     default = GateConfig()
     ms = sorted({min(m, candidate_k) for m in max_judged})
     points: list[dict[str, Any]] = []
@@ -161,12 +176,16 @@ def run_gate_bench(path: str | Path, *, profiles: Sequence[str] | int | None = N
     return {
         "operating_points": points,
         "per_type": per_type,
-        "config": {"file": str(path), "profiles": [p.profile_id for p in chosen],
-                   "writes": sum(len(r.vecs) for r in replays),
-                   "true_pairs": sum(len(r.true) for r in replays),
-                   "candidate_k": candidate_k, "gate_defaults": default.model_dump(),
-                   "encoder": getattr(emb, "name", type(emb).__name__),
-                   "seconds": round(time.perf_counter() - t0, 1)},
+        "config": {
+            "file": str(path),
+            "profiles": [p.profile_id for p in chosen],
+            "writes": sum(len(r.vecs) for r in replays),
+            "true_pairs": sum(len(r.true) for r in replays),
+            "candidate_k": candidate_k,
+            "gate_defaults": default.model_dump(),
+            "encoder": getattr(emb, "name", type(emb).__name__),
+            "seconds": round(time.perf_counter() - t0, 1),
+        },
     }
 
 
@@ -176,24 +195,35 @@ def markdown_table(res: dict[str, Any]) -> str:
     ms = sorted({p["max_judged"] for p in res["operating_points"]})
     gammas = sorted({p["centre_weight"] for p in res["operating_points"]})
     by = {(p["centre_weight"], p["max_judged"]): p for p in res["operating_points"]}
-    lines = ["| centre weight | " + " | ".join(f"recall@{m}" for m in ms) + " |",
-             "| ---: |" + " ---: |" * len(ms)]
+    lines = [
+        "| centre weight | " + " | ".join(f"recall@{m}" for m in ms) + " |",
+        "| ---: |" + " ---: |" * len(ms),
+    ]
     for g in gammas:
-        lines.append(f"| {g:g} | " + " | ".join(f"{by[(g, m)]['recall']:.3f}" for m in ms)
-                     + " |")
-    lines.append("| judged pairs per write | "
-                 + " | ".join(f"{by[(gammas[0], m)]['judged_per_write']:.1f}" for m in ms)
-                 + " |")
+        lines.append(f"| {g:g} | " + " | ".join(f"{by[(g, m)]['recall']:.3f}" for m in ms) + " |")
+    lines.append(
+        "| judged pairs per write | "
+        + " | ".join(f"{by[(gammas[0], m)]['judged_per_write']:.1f}" for m in ms)
+        + " |"
+    )
     d = cfg["gate_defaults"]
     if res["per_type"]:
-        lines += ["", f"Per update type at the defaults (centre weight "
-                  f"{d['centre_weight']:g}, {d['max_judged']} judged):", "",
-                  "| update type | recall | found / pairs |", "| --- | ---: | ---: |"]
+        lines += [
+            "",
+            f"Per update type at the defaults (centre weight "
+            f"{d['centre_weight']:g}, {d['max_judged']} judged):",
+            "",
+            "| update type | recall | found / pairs |",
+            "| --- | ---: | ---: |",
+        ]
         for t, v in res["per_type"].items():
             lines.append(f"| {t} | {v['recall']:.3f} | {v['found']}/{v['pairs']} |")
-    lines += ["", f"{len(cfg['profiles'])} profiles, {cfg['writes']} writes, "
-              f"{cfg['true_pairs']} true pairs, pools of {cfg['candidate_k']}; "
-              f"encoder {cfg['encoder']}, {cfg['seconds']} s"]
+    lines += [
+        "",
+        f"{len(cfg['profiles'])} profiles, {cfg['writes']} writes, "
+        f"{cfg['true_pairs']} true pairs, pools of {cfg['candidate_k']}; "
+        f"encoder {cfg['encoder']}, {cfg['seconds']} s",
+    ]
     return "\n".join(lines)
 
 
@@ -203,8 +233,9 @@ def main(args: Any) -> int:
 
     from langchain_atma.benchmarks.ltp_bench import _parse_profiles
 
-    res = run_gate_bench(args.file, profiles=_parse_profiles(args.profiles),
-                         candidate_k=args.candidate_k)
+    res = run_gate_bench(
+        args.file, profiles=_parse_profiles(args.profiles), candidate_k=args.candidate_k
+    )
     Path(args.out).write_text(json.dumps(res, indent=2), encoding="utf-8")
     print(markdown_table(res))
     print(f"\nwrote {args.out}")

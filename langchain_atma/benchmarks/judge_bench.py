@@ -113,19 +113,27 @@ class _PairMaker:
         self.ns = namespace
 
     def record(self, ev: LtpEvent, status: RecordStatus = RecordStatus.ACTIVE) -> MemoryRecord:
-        return MemoryRecord(namespace=self.ns, content=ev.text, time=ev.timestamp, status=status,
-                            provenance=Provenance(source_event_id=ev.event_id,
-                                                  speaker=ev.speaker))
+        return MemoryRecord(
+            namespace=self.ns,
+            content=ev.text,
+            time=ev.timestamp,
+            status=status,
+            provenance=Provenance(source_event_id=ev.event_id, speaker=ev.speaker),
+        )
 
-    def make(self, prof: _Profile, old: int, new: int,
-             old_status: RecordStatus = RecordStatus.ACTIVE) -> JudgeInput:
+    def make(
+        self, prof: _Profile, old: int, new: int, old_status: RecordStatus = RecordStatus.ACTIVE
+    ) -> JudgeInput:
         ev = prof.events
         centre = prof.vecs[:new].mean(axis=0) if new else None
         score = float(prof.vecs[old] @ centred_query(prof.vecs[new], centre, 1.0))
         return JudgeInput(
-            old=self.record(ev[old], old_status), new=self.record(ev[new]),
-            similarity=float(prof.sims[new, old]), gate_score=score,
-            old_precedes_new=ev[old].timestamp <= ev[new].timestamp)
+            old=self.record(ev[old], old_status),
+            new=self.record(ev[new]),
+            similarity=float(prof.sims[new, old]),
+            gate_score=score,
+            old_precedes_new=ev[old].timestamp <= ev[new].timestamp,
+        )
 
 
 def _earlier_of_speaker(prof: _Profile, i: int, dialog_only: bool = False) -> np.ndarray:
@@ -140,10 +148,14 @@ def _prepare(profile: LtpProfile, emb: Embeddings) -> _Profile:
 
     vec = unit_vectors_by_text(emb, [e.text for e in profile.events])
     mat = np.stack([vec[e.text] for e in profile.events]).astype(np.float32)
-    return _Profile(events=profile.events, vecs=mat, sims=mat @ mat.T,
-                    index={e.event_id: i for i, e in enumerate(profile.events)},
-                    speakers=np.array([e.speaker for e in profile.events], dtype=object),
-                    dialog=np.array([e.kind is EventKind.DIALOG for e in profile.events]))
+    return _Profile(
+        events=profile.events,
+        vecs=mat,
+        sims=mat @ mat.T,
+        index={e.event_id: i for i, e in enumerate(profile.events)},
+        speakers=np.array([e.speaker for e in profile.events], dtype=object),
+        dialog=np.array([e.kind is EventKind.DIALOG for e in profile.events]),
+    )
 
 
 def run_judge_bench(
@@ -188,17 +200,19 @@ def run_judge_bench(
     from langchain_atma.embeddings import default_embeddings, encoder_name
 
     if negatives < 0 or dialog_pairs < 0:
-        raise ConfigError(f"negatives and dialog_pairs must be >= 0, got {negatives}, "
-                          f"{dialog_pairs}")
+        raise ConfigError(
+            f"negatives and dialog_pairs must be >= 0, got {negatives}, {dialog_pairs}"
+        )
     t0 = time.perf_counter()
     data = load_ltp(path)
     chosen = select_profiles(data, profiles or None)
     emb = embeddings or default_embeddings()
     if judge is None:  # without a model the escalation is a dry run (it only counts)
-        judge = EscalatingJudge(default_judge(), None if judge_model is None
-                                else LLMJudge(judge_model, fallback=None))
+        judge = EscalatingJudge(
+            default_judge(), None if judge_model is None else LLMJudge(judge_model, fallback=None)
+        )
     rng = random.Random(seed)
-    upd: dict[str, dict[str, Counter[str]]] = {}   # pair kind -> update type -> actions
+    upd: dict[str, dict[str, Counter[str]]] = {}  # pair kind -> update type -> actions
     unit_ok: dict[str, list[int]] = {}
     neg: Counter[str] = Counter()
     cross: Counter[str] = Counter()
@@ -206,8 +220,16 @@ def run_judge_bench(
     judge_s = 0.0
     n_judged = 0
 
-    def ask(kind: str, prof: _Profile, old: int, new: int, want: frozenset[str], *,
-            status: RecordStatus = RecordStatus.ACTIVE, **extra: Any) -> str:
+    def ask(
+        kind: str,
+        prof: _Profile,
+        old: int,
+        new: int,
+        want: frozenset[str],
+        *,
+        status: RecordStatus = RecordStatus.ACTIVE,
+        **extra: Any,
+    ) -> str:
         """Judge one pair, time it, and note it in ``details``; returns the action."""
         nonlocal judge_s, n_judged
         inp = maker.make(prof, old, new, status)
@@ -216,13 +238,21 @@ def run_judge_bench(
         judge_s += time.perf_counter() - t
         n_judged += 1
         if details is not None:
-            details.append({"pair": kind, "profile": profile.profile_id,
-                            "action": verdict.action, "reason": verdict.reason[:300],
-                            "old_event": inp.old.provenance.source_event_id,
-                            "new_event": inp.new.provenance.source_event_id,
-                            "old": inp.old.content[:300], "new": inp.new.content[:300],
-                            "gate_score": inp.gate_score,
-                            "correct": verdict.action in want, **extra})
+            details.append(
+                {
+                    "pair": kind,
+                    "profile": profile.profile_id,
+                    "action": verdict.action,
+                    "reason": verdict.reason[:300],
+                    "old_event": inp.old.provenance.source_event_id,
+                    "new_event": inp.new.provenance.source_event_id,
+                    "old": inp.old.content[:300],
+                    "new": inp.new.content[:300],
+                    "gate_score": inp.gate_score,
+                    "correct": verdict.action in want,
+                    **extra,
+                }
+            )
         return verdict.action
 
     maker = _PairMaker("judge-bench")
@@ -241,20 +271,26 @@ def run_judge_bench(
             acted: dict[str, str] = {}
             for kind, a, b in pairs:
                 # the transition record is a `transition` only if the judge said so
-                status = (RecordStatus.TRANSITION if kind == "transition_new"
-                          and acted["old_transition"] == "transition" else RecordStatus.ACTIVE)
-                action = acted[kind] = ask(kind, prof, a, b, want, status=status,
-                                           unit_id=u.unit_id, update_type=ut)
+                status = (
+                    RecordStatus.TRANSITION
+                    if kind == "transition_new" and acted["old_transition"] == "transition"
+                    else RecordStatus.ACTIVE
+                )
+                action = acted[kind] = ask(
+                    kind, prof, a, b, want, status=status, unit_id=u.unit_id, update_type=ut
+                )
                 upd.setdefault(kind, {}).setdefault(ut, Counter())[action] += 1
             right = {kind: action in want for kind, action in acted.items()}
-            ok = right["old_new"] or (tr is not None and right["old_transition"]
-                                      and right["transition_new"])
+            ok = right["old_new"] or (
+                tr is not None and right["old_transition"] and right["transition_new"]
+            )
             unit_ok.setdefault(ut, []).append(int(ok))
         for i in sorted(cues):
             for j in _earlier_of_speaker(prof, i, dialog_only=True)[:negatives]:
                 neg[ask("hard_negative", prof, int(j), i, _NO_LINK)] += 1
-            others = [int(j) for j in _earlier_of_speaker(prof, i)
-                      if cues.get(int(j), cues[i]) != cues[i]]
+            others = [
+                int(j) for j in _earlier_of_speaker(prof, i) if cues.get(int(j), cues[i]) != cues[i]
+            ]
             for j in others[:negatives]:
                 cross[ask("cross_unit", prof, j, i, _NO_LINK)] += 1
         turns = np.flatnonzero(prof.dialog).tolist()
@@ -268,76 +304,117 @@ def run_judge_bench(
         for ut, acts in sorted(by_type.items()):
             n = sum(acts.values())
             good = sum(c for a, c in acts.items() if a in expected_actions(ut))
-            rows[ut] = {"pairs": n, "correct": good, "accuracy": round(good / max(n, 1), 4),
-                        "actions": dict(acts.most_common())}
+            rows[ut] = {
+                "pairs": n,
+                "correct": good,
+                "accuracy": round(good / max(n, 1), 4),
+                "actions": dict(acts.most_common()),
+            }
         n = sum(int(r["pairs"]) for r in rows.values())
         good = sum(int(r["correct"]) for r in rows.values())
-        return {"pairs": n, "correct": good, "accuracy": round(good / max(n, 1), 4),
-                "by_update_type": rows}
+        return {
+            "pairs": n,
+            "correct": good,
+            "accuracy": round(good / max(n, 1), 4),
+            "by_update_type": rows,
+        }
 
     def false_links(acts: Counter[str]) -> dict[str, Any]:
         n = sum(acts.values())
         linked = n - acts.get("keep_both", 0)
-        return {"pairs": n, "false_links": linked,
-                "false_link_rate": round(linked / max(n, 1), 4),
-                "actions": dict(acts.most_common())}
+        return {
+            "pairs": n,
+            "false_links": linked,
+            "false_link_rate": round(linked / max(n, 1), 4),
+            "actions": dict(acts.most_common()),
+        }
 
     units_all = [x for v in unit_ok.values() for x in v]
     return {
         "update_pairs": {kind: summary(upd[kind]) for kind in _PAIR_KINDS if kind in upd},
-        "units": {"units": len(units_all), "correct": sum(units_all),
-                  "accuracy": round(sum(units_all) / max(len(units_all), 1), 4),
-                  "by_update_type": {ut: {"units": len(v), "correct": sum(v),
-                                          "accuracy": round(sum(v) / max(len(v), 1), 4)}
-                                     for ut, v in sorted(unit_ok.items())}},
+        "units": {
+            "units": len(units_all),
+            "correct": sum(units_all),
+            "accuracy": round(sum(units_all) / max(len(units_all), 1), 4),
+            "by_update_type": {
+                ut: {
+                    "units": len(v),
+                    "correct": sum(v),
+                    "accuracy": round(sum(v) / max(len(v), 1), 4),
+                }
+                for ut, v in sorted(unit_ok.items())
+            },
+        },
         "hard_negatives": false_links(neg),
         "cross_unit": false_links(cross),
         "dialog_pairs": false_links(dia),
         "judge_ms_per_pair": round(1000 * judge_s / max(n_judged, 1), 3),
-        "config": {"file": str(path), "profiles": [p.profile_id for p in chosen],
-                   "judge": type(judge.primary if isinstance(judge, EscalatingJudge)
-                                 and judge.llm is None else judge).__name__,
-                   "judge_model": part_name(judge_model) if judge_model is not None else None,
-                   "judge_stats": judge_stats(judge) or None,
-                   "negatives": negatives, "dialog_pairs": dialog_pairs, "seed": seed,
-                   "encoder": encoder_name(emb),
-                   "judged_pairs": n_judged,
-                   "judge_ms_per_pair": round(1000 * judge_s / max(n_judged, 1), 3),
-                   "seconds": round(time.perf_counter() - t0, 1)},
+        "config": {
+            "file": str(path),
+            "profiles": [p.profile_id for p in chosen],
+            "judge": type(
+                judge.primary if isinstance(judge, EscalatingJudge) and judge.llm is None else judge
+            ).__name__,
+            "judge_model": part_name(judge_model) if judge_model is not None else None,
+            "judge_stats": judge_stats(judge) or None,
+            "negatives": negatives,
+            "dialog_pairs": dialog_pairs,
+            "seed": seed,
+            "encoder": encoder_name(emb),
+            "judged_pairs": n_judged,
+            "judge_ms_per_pair": round(1000 * judge_s / max(n_judged, 1), 3),
+            "seconds": round(time.perf_counter() - t0, 1),
+        },
     }
 
 
 def markdown_table(res: dict[str, Any]) -> str:
     """The per-type accuracy on update pairs and the false-link rates as markdown."""
-    lines = ["| pairs | update type | pairs judged | right verdict | accuracy | actions |",
-             "| --- | --- | ---: | ---: | ---: | --- |"]
+    lines = [
+        "| pairs | update type | pairs judged | right verdict | accuracy | actions |",
+        "| --- | --- | ---: | ---: | ---: | --- |",
+    ]
     for kind, s in res["update_pairs"].items():
         for ut, r in s["by_update_type"].items():
             acts = ", ".join(f"{a} {c}" for a, c in r["actions"].items())
-            lines.append(f"| {kind} | {ut} | {r['pairs']} | {r['correct']} | "
-                         f"{r['accuracy']:.3f} | {acts} |")
-        lines.append(f"| {kind} | **all** | {s['pairs']} | {s['correct']} | "
-                     f"**{s['accuracy']:.3f}** | |")
+            lines.append(
+                f"| {kind} | {ut} | {r['pairs']} | {r['correct']} | {r['accuracy']:.3f} | {acts} |"
+            )
+        lines.append(
+            f"| {kind} | **all** | {s['pairs']} | {s['correct']} | **{s['accuracy']:.3f}** | |"
+        )
     u = res["units"]
-    lines += ["", "| units | " + " | ".join(u["by_update_type"]) + " | all |",
-              "| --- |" + " ---: |" * (len(u["by_update_type"]) + 1),
-              "| right verdict (old -> new, or the transition chain) | "
-              + " | ".join(f"{v['correct']}/{v['units']} ({v['accuracy']:.3f})"
-                           for v in u["by_update_type"].values())
-              + f" | {u['correct']}/{u['units']} ({u['accuracy']:.3f}) |"]
-    lines += ["", "| negative pairs | pairs | false links | rate | actions |",
-              "| --- | ---: | ---: | ---: | --- |"]
+    lines += [
+        "",
+        "| units | " + " | ".join(u["by_update_type"]) + " | all |",
+        "| --- |" + " ---: |" * (len(u["by_update_type"]) + 1),
+        "| right verdict (old -> new, or the transition chain) | "
+        + " | ".join(
+            f"{v['correct']}/{v['units']} ({v['accuracy']:.3f})"
+            for v in u["by_update_type"].values()
+        )
+        + f" | {u['correct']}/{u['units']} ({u['accuracy']:.3f}) |",
+    ]
+    lines += [
+        "",
+        "| negative pairs | pairs | false links | rate | actions |",
+        "| --- | ---: | ---: | ---: | --- |",
+    ]
     for name in ("hard_negatives", "cross_unit", "dialog_pairs"):
         r = res.get(name)
         if r is None:  # results written before cross-unit pairs were measured
             continue
         acts = ", ".join(f"{a} {c}" for a, c in r["actions"].items())
-        lines.append(f"| {name} | {r['pairs']} | {r['false_links']} | "
-                     f"{r['false_link_rate']:.3f} | {acts} |")
+        lines.append(
+            f"| {name} | {r['pairs']} | {r['false_links']} | {r['false_link_rate']:.3f} | {acts} |"
+        )
     cfg = res["config"]
-    lines += ["", f"{len(cfg['profiles'])} profiles, {cfg['judged_pairs']} pairs judged by "
-              f"{cfg['judge_model'] or cfg['judge']} ({cfg['judge_ms_per_pair']} ms per pair), "
-              f"encoder {cfg['encoder']}, {cfg['seconds']} s"]
+    lines += [
+        "",
+        f"{len(cfg['profiles'])} profiles, {cfg['judged_pairs']} pairs judged by "
+        f"{cfg['judge_model'] or cfg['judge']} ({cfg['judge_ms_per_pair']} ms per pair), "
+        f"encoder {cfg['encoder']}, {cfg['seconds']} s",
+    ]
     return "\n".join(lines)
 
 
@@ -349,13 +426,17 @@ def _earlier_results(paths: Sequence[str]) -> dict[str, dict[str, Any]]:
     for path in paths:
         try:
             prev = json.loads(Path(path).read_text(encoding="utf-8"))
-            _ = (prev["units"]["accuracy"], prev["units"]["by_update_type"],
-                 prev["hard_negatives"]["false_link_rate"],
-                 prev["dialog_pairs"]["false_link_rate"])
+            _ = (
+                prev["units"]["accuracy"],
+                prev["units"]["by_update_type"],
+                prev["hard_negatives"]["false_link_rate"],
+                prev["dialog_pairs"]["false_link_rate"],
+            )
             out.setdefault(Path(prev["config"]["file"]).stem, prev)
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise ConfigError(f"--compare {path}: not a result of atma bench judge "
-                              f"({type(exc).__name__}: {exc})") from exc
+            raise ConfigError(
+                f"--compare {path}: not a result of atma bench judge ({type(exc).__name__}: {exc})"
+            ) from exc
     return out
 
 
@@ -368,9 +449,15 @@ def main(args: Any) -> int:
     details: list[dict[str, Any]] | None = [] if getattr(args, "details", None) else None
     earlier = _earlier_results(getattr(args, "compare", None) or [])  # fail before the run
     model = bench_models(args)["judge"]
-    res = run_judge_bench(args.file, profiles=_parse_profiles(args.profiles), judge_model=model,
-                          negatives=args.negatives, dialog_pairs=args.dialog_pairs,
-                          seed=args.seed, details=details)
+    res = run_judge_bench(
+        args.file,
+        profiles=_parse_profiles(args.profiles),
+        judge_model=model,
+        negatives=args.negatives,
+        dialog_pairs=args.dialog_pairs,
+        seed=args.seed,
+        details=details,
+    )
     Path(args.out).write_text(json.dumps(res, indent=2), encoding="utf-8")
     print(markdown_table(res))
     print(f"\nwrote {args.out}")

@@ -405,7 +405,8 @@ def load_locomo(path: str | Path) -> list[LocomoSample]:
         raise BenchmarkFormatError(f"LoCoMo file not found: {file}") from exc
     except OSError as exc:  # a directory, no permission...
         raise BenchmarkFormatError(
-            f"cannot read LoCoMo file {file}: {exc.strerror or exc}") from exc
+            f"cannot read LoCoMo file {file}: {exc.strerror or exc}"
+        ) from exc
     except UnicodeDecodeError as exc:
         raise BenchmarkFormatError(f"{file}: not valid UTF-8 at byte {exc.start}") from exc
     except json.JSONDecodeError as exc:

@@ -62,8 +62,13 @@ from langchain_atma.retrieval.profiler import profile_query
 
 __all__ = ["CATEGORY_NAMES", "main", "run_locomo_bench"]
 
-CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop",
-                  5: "adversarial"}
+CATEGORY_NAMES = {
+    1: "multi-hop",
+    2: "temporal",
+    3: "open-domain",
+    4: "single-hop",
+    5: "adversarial",
+}
 LOCOMO_METHODS = ("host", "atma")
 
 
@@ -72,7 +77,7 @@ def _dia_ids(rows: Sequence[EvidenceRow], sample_id: str) -> list[str]:
     out = []
     for r in rows:
         ev = r.record.provenance.source_event_id or ""
-        out.append(ev[len(prefix):] if ev.startswith(prefix) else ev)
+        out.append(ev[len(prefix) :] if ev.startswith(prefix) else ev)
     return out
 
 
@@ -120,35 +125,55 @@ def run_locomo_bench(
     memo = MemoEmbeddings(default_embeddings())
     # without a judge model the escalation is a dry run: the learned verdicts, and a
     # count of the pairs a model would have been asked about
-    judge = EscalatingJudge(default_judge(), None if judge_model is None
-                            else LLMJudge(judge_model, fallback=None))
+    judge = EscalatingJudge(
+        default_judge(), None if judge_model is None else LLMJudge(judge_model, fallback=None)
+    )
     controller = LLMController(controller_model) if controller_model is not None else None
     failed: dict[str, int] = dict.fromkeys(methods, 0)
     scores: dict[str, dict[str, list[float]]] = {m: defaultdict(list) for m in methods}
     started = time.perf_counter()
     for sample in tqdm(samples, desc="samples", disable=not progress):
         ns = "locomo-" + "".join(c if c.isalnum() else "-" for c in sample.sample_id)
-        events = [{k2: v for k2, v in ev.items() if k2 != "dia_id"}
-                  for ev in conversation_events(sample)]
+        events = [
+            {k2: v for k2, v in ev.items() if k2 != "dia_id"} for ev in conversation_events(sample)
+        ]
         banks: dict[str, StateBank] = {}
         for m in methods:
             bank = StateBank.in_memory(embeddings=memo)
-            ingest_events(bank, events, namespace=ns, use_judge=(m != "host"),
-                          judge=judge if m != "host" else None)
+            ingest_events(
+                bank,
+                events,
+                namespace=ns,
+                use_judge=(m != "host"),
+                judge=judge if m != "host" else None,
+            )
             banks[m] = bank
-        graph = (create_read_graph(
-            banks["atma"], namespace=ns, k=k, seed_k=seed_k, controller=controller,
-            answerer=LLMAnswerer(answer_model) if answer_model is not None else None)
-            if "atma" in banks else None)
-        plain: Any = (LLMAnswerer(answer_model, use_labels=False) if answer_model is not None
-                      else OfflineAnswerer(use_labels=False))
+        graph = (
+            create_read_graph(
+                banks["atma"],
+                namespace=ns,
+                k=k,
+                seed_k=seed_k,
+                controller=controller,
+                answerer=LLMAnswerer(answer_model) if answer_model is not None else None,
+            )
+            if "atma" in banks
+            else None
+        )
+        plain: Any = (
+            LLMAnswerer(answer_model, use_labels=False)
+            if answer_model is not None
+            else OfflineAnswerer(use_labels=False)
+        )
         for qa in sample.qa:
             gold = qa.answer if qa.category != 5 else (qa.answer or qa.adversarial_answer)
             for m in methods:
                 if m == "host":
                     hits = banks[m].search(ns, qa.question, k=k)
-                    rows = [EvidenceRow(record=h.record, bucket=Bucket.SEED, score=h.score,
-                                        prerank=i) for i, h in enumerate(hits)]
+                    rows = [
+                        EvidenceRow(record=h.record, bucket=Bucket.SEED, score=h.score, prerank=i)
+                        for i, h in enumerate(hits)
+                    ]
                     ans = plain.answer(qa.question, profile_query(qa.question), rows)
                 else:
                     assert graph is not None
@@ -158,8 +183,11 @@ def run_locomo_bench(
                 failed[m] += ans.status == "failed"
                 cat = CATEGORY_NAMES.get(qa.category, str(qa.category))
                 f1 = score_locomo_answer(pred, gold, qa.category)
-                b1 = (score_locomo_answer(pred, gold, 5) if qa.category == 5
-                      else bleu1(pred, gold or ""))
+                b1 = (
+                    score_locomo_answer(pred, gold, 5)
+                    if qa.category == 5
+                    else bleu1(pred, gold or "")
+                )
                 scores[m]["f1"].append(f1)
                 scores[m][f"f1:{cat}"].append(f1)
                 scores[m]["bleu1"].append(b1)
@@ -170,15 +198,29 @@ def run_locomo_bench(
                     scores[m]["evidence_recall"].append(rec)
                     scores[m][f"evidence_recall:{cat}"].append(rec)
                 if details is not None:
-                    details.append({
-                        "method": m, "sample": sample.sample_id, "category": cat,
-                        "question": qa.question, "gold": gold, "evidence": list(qa.evidence),
-                        "answer": pred, "status": ans.status, "f1": f1, "bleu1": b1,
-                        "evidence_recall": rec,
-                        "packet": [{"dia_id": d, "label": r.label.value if r.label else None,
-                                    "text": r.record.content}
-                                   for d, r in zip(dia, rows, strict=True)],
-                    })
+                    details.append(
+                        {
+                            "method": m,
+                            "sample": sample.sample_id,
+                            "category": cat,
+                            "question": qa.question,
+                            "gold": gold,
+                            "evidence": list(qa.evidence),
+                            "answer": pred,
+                            "status": ans.status,
+                            "f1": f1,
+                            "bleu1": b1,
+                            "evidence_recall": rec,
+                            "packet": [
+                                {
+                                    "dia_id": d,
+                                    "label": r.label.value if r.label else None,
+                                    "text": r.record.content,
+                                }
+                                for d, r in zip(dia, rows, strict=True)
+                            ],
+                        }
+                    )
     results: dict[str, Any] = {}
     for m in methods:
         s = scores[m]
@@ -196,8 +238,11 @@ def run_locomo_bench(
     return {
         "methods": results,
         "config": {
-            "samples": [s.sample_id for s in samples], "k": k, "seed_k": seed_k,
-            "answerer": part_name(answer_model), "judge": part_name(judge_model),
+            "samples": [s.sample_id for s in samples],
+            "k": k,
+            "seed_k": seed_k,
+            "answerer": part_name(answer_model),
+            "judge": part_name(judge_model),
             "controller": part_name(controller_model),
             "judge_stats": judge_stats(judge),
             "machine": f"{platform.machine()} {os.cpu_count()} cores",
@@ -225,17 +270,25 @@ def main(args: argparse.Namespace) -> int:
             samples = [s for s in samples if s.sample_id in wanted]
     models = bench_models(args)
     details: list[dict[str, Any]] | None = [] if getattr(args, "details", None) else None
-    res = run_locomo_bench(samples, k=args.k, judge_model=models["judge"],
-                           controller_model=models["controller"],
-                           answer_model=models["answer"], details=details)
+    res = run_locomo_bench(
+        samples,
+        k=args.k,
+        judge_model=models["judge"],
+        controller_model=models["controller"],
+        answer_model=models["answer"],
+        details=details,
+    )
     Path(args.out).write_text(json.dumps(res, indent=2), encoding="utf-8")
     cats = list(CATEGORY_NAMES.values())
     print("| method | F1 | BLEU-1 | ev. recall | " + " | ".join(f"F1 {c}" for c in cats) + " |")
     print("|---|" + "---:|" * (3 + len(cats)))
     for m, row in res["methods"].items():
         rec = row[f"evidence_recall_at_{args.k}"]
-        print(f"| {m} | {row['f1']:.4f} | {row['bleu1']:.4f} | {rec:.4f} | "
-              + " | ".join(f"{row['f1_by_category'][c]:.4f}" for c in cats) + " |")
+        print(
+            f"| {m} | {row['f1']:.4f} | {row['bleu1']:.4f} | {rec:.4f} | "
+            + " | ".join(f"{row['f1_by_category'][c]:.4f}" for c in cats)
+            + " |"
+        )
     print(f"\nwrote {args.out}")
     if details is not None:
         print(f"wrote {args.details} ({write_jsonl(Path(args.details), details)} lines)")

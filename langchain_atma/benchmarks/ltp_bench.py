@@ -136,8 +136,16 @@ _INGEST_OPTS: dict[str, dict[str, Any]] = {
 }
 
 METRICS = (
-    "bank_coexist", "bank_role", "evidence_support", "state_fit_at_1", "label_accuracy",
-    "qa_acc", "conflict_acc", "fact_acc", "spurious_supersession_rate", "judge_calls_per_write",
+    "bank_coexist",
+    "bank_role",
+    "evidence_support",
+    "state_fit_at_1",
+    "label_accuracy",
+    "qa_acc",
+    "conflict_acc",
+    "fact_acc",
+    "spurious_supersession_rate",
+    "judge_calls_per_write",
 )
 
 
@@ -170,9 +178,13 @@ class MemoEmbeddings(Embeddings):
 # ----------------------------------------------------------------------------- phases
 
 
-def _replay(profile: LtpProfile, embeddings: Embeddings, variant: str,
-            audit: list[WriteAudit] | None = None,
-            judge: BaseJudge | None = None) -> tuple[StateBank, Any]:
+def _replay(
+    profile: LtpProfile,
+    embeddings: Embeddings,
+    variant: str,
+    audit: list[WriteAudit] | None = None,
+    judge: BaseJudge | None = None,
+) -> tuple[StateBank, Any]:
     """Phase 1: write the profile's stream into a fresh bank (no gold visible).
 
     ``audit`` collects one :class:`WriteAudit` per event (what each write saw and
@@ -182,12 +194,12 @@ def _replay(profile: LtpProfile, embeddings: Embeddings, variant: str,
 
     bank = StateBank.in_memory(embeddings=embeddings)
     events = [
-        {"event_id": ev.event_id, "timestamp": ev.timestamp, "speaker": ev.speaker,
-         "text": ev.text}
+        {"event_id": ev.event_id, "timestamp": ev.timestamp, "speaker": ev.speaker, "text": ev.text}
         for ev in replay_stream(profile)
     ]
-    report = ingest_events(bank, events, namespace=_ns(profile), audit=audit, judge=judge,
-                           **_INGEST_OPTS[variant])
+    report = ingest_events(
+        bank, events, namespace=_ns(profile), audit=audit, judge=judge, **_INGEST_OPTS[variant]
+    )
     return bank, report
 
 
@@ -196,15 +208,23 @@ def _ns(profile: LtpProfile) -> str:
     return f"ltp-{safe}"[:120]
 
 
-def _host_answer(bank: StateBank, ns: str, question: str, k: int,
-                 answerer: Any | None = None) -> dict[str, Any]:
+def _host_answer(
+    bank: StateBank, ns: str, question: str, k: int, answerer: Any | None = None
+) -> dict[str, Any]:
     hits = bank.search(ns, question, k=k)
-    rows = [EvidenceRow(record=h.record, bucket=Bucket.SEED, score=h.score, prerank=i)
-            for i, h in enumerate(hits)]
+    rows = [
+        EvidenceRow(record=h.record, bucket=Bucket.SEED, score=h.score, prerank=i)
+        for i, h in enumerate(hits)
+    ]
     qa = answerer if answerer is not None else OfflineAnswerer(use_labels=False)
     answer = qa.answer(question, profile_query(question), rows)
-    return {"pool": rows, "rows": rows, "labels": [None] * len(rows), "answer": answer.answer,
-            "status": answer.status}
+    return {
+        "pool": rows,
+        "rows": rows,
+        "labels": [None] * len(rows),
+        "answer": answer.answer,
+        "status": answer.status,
+    }
 
 
 def _atma_answer(graph: Any, ns: str, question: str) -> dict[str, Any]:
@@ -228,12 +248,23 @@ def _linked(a: MemoryRecord, b: MemoryRecord, types: set[LinkType]) -> bool:
     )
 
 
-_SUPERSESSION = {LinkType.SUPERSEDES, LinkType.SUPERSEDED_BY, LinkType.EVOLVES_FROM,
-                 LinkType.EVOLVES_TO}
+_SUPERSESSION = {
+    LinkType.SUPERSEDES,
+    LinkType.SUPERSEDED_BY,
+    LinkType.EVOLVES_FROM,
+    LinkType.EVOLVES_TO,
+}
 _COEXIST = {LinkType.COEXISTS, LinkType.SCOPED_EXCEPTION}
 
-BANK_STEPS: tuple[str, ...] = ("not_stored", "not_candidate", "not_flagged", "not_judged",
-                               "judged_otherwise", "not_applied", "overridden")
+BANK_STEPS: tuple[str, ...] = (
+    "not_stored",
+    "not_candidate",
+    "not_flagged",
+    "not_judged",
+    "judged_otherwise",
+    "not_applied",
+    "overridden",
+)
 """Where a unit with a wrong bank role was lost on the write path (:func:`unit_bank_step`).
 
 ``not_stored`` (a cue record is missing: stored as a duplicate), ``not_candidate``
@@ -244,22 +275,37 @@ another action), ``not_applied`` (a right verdict the commit dropped) and
 ``overridden`` (linked as it should be, but a later write changed a status).
 """
 
-_STEP_RANK: dict[str, int] = {"not_stored": 0, "not_candidate": 1, "not_flagged": 2,
-                              "not_judged": 3, "judged_otherwise": 3, "not_applied": 4,
-                              "linked": 5}
+_STEP_RANK: dict[str, int] = {
+    "not_stored": 0,
+    "not_candidate": 1,
+    "not_flagged": 2,
+    "not_judged": 3,
+    "judged_otherwise": 3,
+    "not_applied": 4,
+    "linked": 5,
+}
 _CHANGE_ACTIONS = frozenset({"supersede", "transition"})
 _COEXIST_ACTIONS = frozenset({"coexist", "scoped_exception"})
 
 
-def _pair_step(src: MemoryRecord | None, dst: MemoryRecord | None, actions: frozenset[str],
-               audits: dict[str, WriteAudit]) -> LinkStep | str:
+def _pair_step(
+    src: MemoryRecord | None,
+    dst: MemoryRecord | None,
+    actions: frozenset[str],
+    audits: dict[str, WriteAudit],
+) -> LinkStep | str:
     if src is None or dst is None or dst.id not in audits:
         return "not_stored"
     return audits[dst.id].step(src.id, actions)
 
 
-def unit_bank_step(update_type: str, old: MemoryRecord | None, new: MemoryRecord | None,
-                   transition: MemoryRecord | None, audits: dict[str, WriteAudit]) -> str:
+def unit_bank_step(
+    update_type: str,
+    old: MemoryRecord | None,
+    new: MemoryRecord | None,
+    transition: MemoryRecord | None,
+    audits: dict[str, WriteAudit],
+) -> str:
     """The write-path step at which a unit with a wrong bank role was lost.
 
     Scoring phase only (it reads the gold unit). The expected links are old -> new
@@ -279,25 +325,32 @@ def unit_bank_step(update_type: str, old: MemoryRecord | None, new: MemoryRecord
             paths.append([(old, transition), (transition, new)])
     best = "not_stored"
     for path in paths:
-        weakest = min((_pair_step(s, d, actions, audits) for s, d in path),
-                      key=_STEP_RANK.__getitem__)
+        weakest = min(
+            (_pair_step(s, d, actions, audits) for s, d in path), key=_STEP_RANK.__getitem__
+        )
         if _STEP_RANK[weakest] > _STEP_RANK[best]:
             best = weakest
     return "overridden" if best == "linked" else best
 
 
-def _role_ok(update_type: str, old: MemoryRecord, new: MemoryRecord,
-             transition: MemoryRecord | None) -> bool:
+def _role_ok(
+    update_type: str, old: MemoryRecord, new: MemoryRecord, transition: MemoryRecord | None
+) -> bool:
     if update_type == "scope":
-        return (old.status is RecordStatus.ACTIVE and new.status is RecordStatus.ACTIVE
-                and _linked(old, new, _COEXIST))
+        return (
+            old.status is RecordStatus.ACTIVE
+            and new.status is RecordStatus.ACTIVE
+            and _linked(old, new, _COEXIST)
+        )
     if old.status is not RecordStatus.SUPERSEDED or new.status is not RecordStatus.ACTIVE:
         return False
     if _linked(old, new, _SUPERSESSION):
         return True
     # linked through the unit's own transition record (old -> transition -> new)
-    return transition is not None and _linked(old, transition, _SUPERSESSION) and _linked(
-        transition, new, _SUPERSESSION
+    return (
+        transition is not None
+        and _linked(old, transition, _SUPERSESSION)
+        and _linked(transition, new, _SUPERSESSION)
     )
 
 
@@ -330,7 +383,8 @@ def _score_profile(
         by_event = {r.provenance.source_event_id: r for r in bank.records(ns)}
         dialog = [r for e, r in by_event.items() if kinds.get(e or "") == "dialog"]
         out[m]["_dialog_superseded"].append(
-            sum(r.status is RecordStatus.SUPERSEDED for r in dialog))
+            sum(r.status is RecordStatus.SUPERSEDED for r in dialog)
+        )
         out[m]["_dialog_total"].append(len(dialog))
         role_ok: dict[str, bool] = {}
         for u in profile.units:
@@ -338,23 +392,35 @@ def _score_profile(
             tr = by_event.get(u.transition_event_id) if u.transition_event_id else None
             coexist = old is not None and new is not None
             out[m]["bank_coexist"].append(float(coexist))
-            ok = (old is not None and new is not None and m != "host"
-                  and _role_ok(u.update_type.value, old, new, tr))
+            ok = (
+                old is not None
+                and new is not None
+                and m != "host"
+                and _role_ok(u.update_type.value, old, new, tr)
+            )
             role_ok[u.unit_id] = ok
             _put(out[m], "bank_role", u.update_type, float(ok))
             step = None
             if not ok and m != "host" and audits is not None:
-                step = unit_bank_step(u.update_type.value, old, new, tr,
-                                      audits[_BANK_OF[m]])
+                step = unit_bank_step(u.update_type.value, old, new, tr, audits[_BANK_OF[m]])
                 out[m][f"_step_{step}"].append(1.0)
             if details is not None:
-                details.append({
-                    "record": "unit", "method": m, "profile": profile.profile_id,
-                    "unit_id": u.unit_id, "update_type": u.update_type.value,
-                    "role_ok": ok, "bank_step": step,
-                    "status": {"old": _status(old), "new": _status(new),
-                               "transition": _status(tr) if u.transition_event_id else None},
-                })
+                details.append(
+                    {
+                        "record": "unit",
+                        "method": m,
+                        "profile": profile.profile_id,
+                        "unit_id": u.unit_id,
+                        "update_type": u.update_type.value,
+                        "role_ok": ok,
+                        "bank_step": step,
+                        "status": {
+                            "old": _status(old),
+                            "new": _status(new),
+                            "transition": _status(tr) if u.transition_event_id else None,
+                        },
+                    }
+                )
         for probe in profile.probes:
             unit = units[probe.unit_id]
             res = answers[m][probe.probe_id]
@@ -369,8 +435,11 @@ def _score_profile(
             unit_rows = [r for r in rows if r.record.provenance.source_event_id in unit_events]
             fit = bool(unit_rows) and target is not None and unit_rows[0].record.id == target.id
             _put(out[m], "state_fit_at_1", unit.update_type, float(fit))
-            want = (EvidenceLabel.HISTORICAL if probe.view.value == "historical"
-                    else EvidenceLabel.CURRENT)
+            want = (
+                EvidenceLabel.HISTORICAL
+                if probe.view.value == "historical"
+                else EvidenceLabel.CURRENT
+            )
             if in_packet:
                 assert target is not None
                 label = res["labels"][ids.index(target.id)]
@@ -379,7 +448,8 @@ def _score_profile(
             out[m]["_answer_failed"].append(float(res.get("status") == "failed"))
             _put(out[m], "qa_acc", unit.update_type, float(correct))
             out[m]["conflict_acc" if probe.view.value == "current" else "fact_acc"].append(
-                float(correct))
+                float(correct)
+            )
             if correct:
                 level = "correct"
             elif m != "host" and not role_ok[unit.unit_id]:
@@ -397,22 +467,35 @@ def _score_profile(
             out[m][f"fail_{level}"].append(1.0)
             if details is not None:
                 pool_ids = [r.record.id for r in res["pool"]]
-                details.append({
-                    "record": "probe", "method": m, "profile": profile.profile_id,
-                    "probe_id": probe.probe_id, "unit_id": unit.unit_id,
-                    "update_type": unit.update_type.value, "view": probe.view.value,
-                    "question": probe.question, "target": probe.target,
-                    "alternate": probe.alternate, "answer": res["answer"],
-                    "correct": correct, "level": level,
-                    "target_rank_pool": _rank(target, pool_ids),
-                    "target_rank_packet": _rank(target, ids),
-                    "packet": [
-                        {"event_id": r.record.provenance.source_event_id,
-                         "unit_row": r.record.provenance.source_event_id in unit_events,
-                         "label": lbl.value if lbl else None,
-                         "status": r.record.status.value, "text": r.record.content}
-                        for r, lbl in zip(rows, res["labels"], strict=True)],
-                })
+                details.append(
+                    {
+                        "record": "probe",
+                        "method": m,
+                        "profile": profile.profile_id,
+                        "probe_id": probe.probe_id,
+                        "unit_id": unit.unit_id,
+                        "update_type": unit.update_type.value,
+                        "view": probe.view.value,
+                        "question": probe.question,
+                        "target": probe.target,
+                        "alternate": probe.alternate,
+                        "answer": res["answer"],
+                        "correct": correct,
+                        "level": level,
+                        "target_rank_pool": _rank(target, pool_ids),
+                        "target_rank_packet": _rank(target, ids),
+                        "packet": [
+                            {
+                                "event_id": r.record.provenance.source_event_id,
+                                "unit_row": r.record.provenance.source_event_id in unit_events,
+                                "label": lbl.value if lbl else None,
+                                "status": r.record.status.value,
+                                "text": r.record.content,
+                            }
+                            for r, lbl in zip(rows, res["labels"], strict=True)
+                        ],
+                    }
+                )
     return out
 
 
@@ -505,8 +588,9 @@ def run_ltp_bench(
     memo = MemoEmbeddings(embeddings)
     # without a judge model the escalation is a dry run: the learned verdicts, and a
     # count of the pairs a model would have been asked about
-    judge = EscalatingJudge(default_judge(), None if judge_model is None
-                            else LLMJudge(judge_model, fallback=None))
+    judge = EscalatingJudge(
+        default_judge(), None if judge_model is None else LLMJudge(judge_model, fallback=None)
+    )
     controller = LLMController(controller_model) if controller_model is not None else None
     variants = sorted({_BANK_OF[m] for m in methods})
     agg: dict[str, dict[str, list[float]]] = {m: defaultdict(list) for m in methods}
@@ -521,8 +605,9 @@ def run_ltp_bench(
             if progress and hasattr(bar, "set_postfix_str"):
                 bar.set_postfix_str(f"{profile.profile_id}: replay {v}")
             audit: list[WriteAudit] = []
-            banks[v], rep = _replay(profile, memo, v, audit,
-                                    judge if _INGEST_OPTS[v]["use_judge"] else None)
+            banks[v], rep = _replay(
+                profile, memo, v, audit, judge if _INGEST_OPTS[v]["use_judge"] else None
+            )
             audits[v] = {a.record_id: a for a in audit if a.record_id and not a.idempotent}
             st = ingest_stats[v]
             st["writes"] += rep.writes + rep.duplicates
@@ -536,16 +621,29 @@ def run_ltp_bench(
             if progress and hasattr(bar, "set_postfix_str"):
                 bar.set_postfix_str(f"{profile.profile_id}: answer {m}")
             bank = banks[_BANK_OF[m]]
-            answerer = (LLMAnswerer(answer_model, use_labels=_READ.get(m, {}).get(
-                "use_labels", False)) if answer_model is not None else None)
+            answerer = (
+                LLMAnswerer(answer_model, use_labels=_READ.get(m, {}).get("use_labels", False))
+                if answer_model is not None
+                else None
+            )
             if m == "host":
-                answers[m] = {p.probe_id: _host_answer(bank, ns, p.question, k, answerer)
-                              for p in profile.probes}
+                answers[m] = {
+                    p.probe_id: _host_answer(bank, ns, p.question, k, answerer)
+                    for p in profile.probes
+                }
             else:
-                graph = create_read_graph(bank, namespace=ns, k=k, seed_k=seed_k,
-                                          controller=controller, answerer=answerer, **_READ[m])
-                answers[m] = {p.probe_id: _atma_answer(graph, ns, p.question)
-                              for p in profile.probes}
+                graph = create_read_graph(
+                    bank,
+                    namespace=ns,
+                    k=k,
+                    seed_k=seed_k,
+                    controller=controller,
+                    answerer=answerer,
+                    **_READ[m],
+                )
+                answers[m] = {
+                    p.probe_id: _atma_answer(graph, ns, p.question) for p in profile.probes
+                }
         scored = _score_profile(profile, banks, answers, methods, audits, details)
         for m in methods:
             for key, vals in scored[m].items():
@@ -557,14 +655,25 @@ def run_ltp_bench(
         st = ingest_stats[_BANK_OF[m]]
         row: dict[str, Any] = {
             key: _mean(a[key])
-            for key in ("bank_coexist", "bank_role", "evidence_support", "state_fit_at_1",
-                        "label_accuracy", "qa_acc", "conflict_acc", "fact_acc")
+            for key in (
+                "bank_coexist",
+                "bank_role",
+                "evidence_support",
+                "state_fit_at_1",
+                "label_accuracy",
+                "qa_acc",
+                "conflict_acc",
+                "fact_acc",
+            )
         }
-        row["spurious_supersession_rate"] = (
-            sum(a["_dialog_superseded"]) / max(1.0, sum(a["_dialog_total"])))
+        row["spurious_supersession_rate"] = sum(a["_dialog_superseded"]) / max(
+            1.0, sum(a["_dialog_total"])
+        )
         row["judge_calls_per_write"] = (
-            0.0 if m == "host" or _BANK_OF[m] == "no-judge"
-            else st["judge_calls"] / max(1.0, st["writes"]))
+            0.0
+            if m == "host" or _BANK_OF[m] == "no-judge"
+            else st["judge_calls"] / max(1.0, st["writes"])
+        )
         row["flagged_pairs_per_write"] = st["flagged_pairs"] / max(1.0, st["writes"])
         row["probes"] = len(a["qa_acc"])
         row["units"] = len(a["bank_role"])
@@ -587,7 +696,8 @@ def run_ltp_bench(
             "methods": list(methods),
             "profiles": [p.profile_id for p in selected],
             "encoder": getattr(embeddings, "name", type(embeddings).__name__),
-            "judge": part_name(judge_model), "controller": part_name(controller_model),
+            "judge": part_name(judge_model),
+            "controller": part_name(controller_model),
             "answerer": part_name(answer_model),
             "judge_stats": judge_stats(judge),
             "machine": f"{platform.machine()} {os.cpu_count()} cores, {platform.python_version()}",
@@ -609,11 +719,18 @@ def view_accuracy(profiles: Sequence[LtpProfile]) -> dict[str, Any]:
             by[probe.view.value].append(profile_query(probe.question).view.value)
     n = sum(len(v) for v in by.values())
     right = sum(p == view for view, got in by.items() for p in got)
-    return {"probes": n, "accuracy": round(right / max(n, 1), 4),
-            "by_view": {view: {"probes": len(got),
-                               "accuracy": round(sum(p == view for p in got) / len(got), 4),
-                               "predicted": dict(sorted(Counter(got).items()))}
-                        for view, got in sorted(by.items())}}
+    return {
+        "probes": n,
+        "accuracy": round(right / max(n, 1), 4),
+        "by_view": {
+            view: {
+                "probes": len(got),
+                "accuracy": round(sum(p == view for p in got) / len(got), 4),
+                "predicted": dict(sorted(Counter(got).items())),
+            }
+            for view, got in sorted(by.items())
+        },
+    }
 
 
 TYPED_METRICS = ("bank_role", "evidence_support", "state_fit_at_1", "label_accuracy", "qa_acc")
@@ -653,9 +770,18 @@ def _mean(vals: Sequence[float]) -> float:
 
 def markdown_table(results: dict[str, Any]) -> str:
     """The results as a markdown table (one row per method)."""
-    cols = ["bank_coexist", "bank_role", "evidence_support", "state_fit_at_1",
-            "label_accuracy", "qa_acc", "conflict_acc", "fact_acc",
-            "spurious_supersession_rate", "judge_calls_per_write"]
+    cols = [
+        "bank_coexist",
+        "bank_role",
+        "evidence_support",
+        "state_fit_at_1",
+        "label_accuracy",
+        "qa_acc",
+        "conflict_acc",
+        "fact_acc",
+        "spurious_supersession_rate",
+        "judge_calls_per_write",
+    ]
     head = "| method | " + " | ".join(cols) + " |"
     sep = "|---|" + "---:|" * len(cols)
     lines = [head, sep]
@@ -663,9 +789,12 @@ def markdown_table(results: dict[str, Any]) -> str:
         lines.append(f"| {name} | " + " | ".join(f"{row[c]:.3f}" for c in cols) + " |")
     views = results.get("views")
     if views:
-        lines.append(f"\nquery view picked right for {views['accuracy']:.3f} of "
-                     f"{views['probes']} probes (" + ", ".join(
-                         f"{v} {r['accuracy']:.3f}" for v, r in views["by_view"].items()) + ")")
+        lines.append(
+            f"\nquery view picked right for {views['accuracy']:.3f} of "
+            f"{views['probes']} probes ("
+            + ", ".join(f"{v} {r['accuracy']:.3f}" for v, r in views["by_view"].items())
+            + ")"
+        )
     return "\n".join(lines)
 
 
@@ -680,11 +809,16 @@ def markdown_type_table(results: dict[str, Any], method: str = "atma") -> str:
     if not row or not row.get("by_update_type"):
         return ""
     cols = list(TYPED_METRICS)
-    lines = [f"| {method}: update type | units | probes | " + " | ".join(cols) + " |",
-             "|---|---:|---:|" + "---:|" * len(cols)]
+    lines = [
+        f"| {method}: update type | units | probes | " + " | ".join(cols) + " |",
+        "|---|---:|---:|" + "---:|" * len(cols),
+    ]
     for t, vals in row["by_update_type"].items():
-        lines.append(f"| {t} | {int(vals['units'])} | {int(vals['probes'])} | "
-                     + " | ".join(f"{vals[c]:.3f}" for c in cols) + " |")
+        lines.append(
+            f"| {t} | {int(vals['units'])} | {int(vals['probes'])} | "
+            + " | ".join(f"{vals[c]:.3f}" for c in cols)
+            + " |"
+        )
     return "\n".join(lines)
 
 
@@ -693,16 +827,22 @@ def markdown_bank_steps(results: dict[str, Any]) -> str:
 
     ``""`` when no method has ``bank_steps`` (only ``host`` ran).
     """
-    rows = [(name, row["bank_steps"]) for name, row in results["methods"].items()
-            if row.get("bank_steps") is not None]
+    rows = [
+        (name, row["bank_steps"])
+        for name, row in results["methods"].items()
+        if row.get("bank_steps") is not None
+    ]
     if not rows:
         return ""
-    lines = ["| method: missed units by write step | units | " + " | ".join(BANK_STEPS) + " |",
-             "|---|---:|" + "---:|" * len(BANK_STEPS)]
+    lines = [
+        "| method: missed units by write step | units | " + " | ".join(BANK_STEPS) + " |",
+        "|---|---:|" + "---:|" * len(BANK_STEPS),
+    ]
     for name, steps in rows:
         units = int(results["methods"][name].get("units", 0))
-        lines.append(f"| {name} | {units} | "
-                     + " | ".join(str(steps.get(st, 0)) for st in BANK_STEPS) + " |")
+        lines.append(
+            f"| {name} | {units} | " + " | ".join(str(steps.get(st, 0)) for st in BANK_STEPS) + " |"
+        )
     return "\n".join(lines)
 
 
@@ -735,19 +875,28 @@ def bench_models(args: argparse.Namespace) -> dict[str, BaseChatModel | None]:
     """
     from langchain_atma.config import AtmaConfig
 
-    names = {part: getattr(args, f"{part}_model", None)
-             for part in ("judge", "controller", "answer")}
+    names = {
+        part: getattr(args, f"{part}_model", None) for part in ("judge", "controller", "answer")
+    }
     if not any(names.values()):
         return dict.fromkeys(names)
-    cfg = AtmaConfig.resolve({"ollama_base_url": getattr(args, "ollama_base_url", None),
-                              **{f"{part}_model": n for part, n in names.items()}},
-                             config_file=getattr(args, "config", None))
+    cfg = AtmaConfig.resolve(
+        {
+            "ollama_base_url": getattr(args, "ollama_base_url", None),
+            **{f"{part}_model": n for part, n in names.items()},
+        },
+        config_file=getattr(args, "config", None),
+    )
     if not cfg.ollama_base_url:
         named = ", ".join(f"--{part}-model" for part, n in names.items() if n)
-        raise ConfigError(f"{named} needs an Ollama server: pass --ollama-base-url URL or set "
-                          "ATMA_OLLAMA_BASE_URL")
-    return {part: cfg.ollama_model(part) if n else None  # type: ignore[arg-type]
-            for part, n in names.items()}
+        raise ConfigError(
+            f"{named} needs an Ollama server: pass --ollama-base-url URL or set "
+            "ATMA_OLLAMA_BASE_URL"
+        )
+    return {
+        part: cfg.ollama_model(part) if n else None  # type: ignore[arg-type]
+        for part, n in names.items()
+    }
 
 
 def _parse_profiles(text: str | None) -> Sequence[str] | int | None:
@@ -760,14 +909,22 @@ def main(args: argparse.Namespace) -> int:
     """CLI entry: ``atma bench ltp FILE --out RESULTS.json``."""
     path = Path(args.file)
     ltp = load_ltp(path)
-    methods = ([m.strip() for m in args.methods.split(",") if m.strip()]
-               if args.methods else list(METHODS))
+    methods = (
+        [m.strip() for m in args.methods.split(",") if m.strip()] if args.methods else list(METHODS)
+    )
     details: list[dict[str, Any]] | None = [] if getattr(args, "details", None) else None
     models = bench_models(args)
-    res = run_ltp_bench(ltp, k=args.k, methods=methods,
-                        profiles=_parse_profiles(args.profiles), progress=True,
-                        details=details, judge_model=models["judge"],
-                        controller_model=models["controller"], answer_model=models["answer"])
+    res = run_ltp_bench(
+        ltp,
+        k=args.k,
+        methods=methods,
+        profiles=_parse_profiles(args.profiles),
+        progress=True,
+        details=details,
+        judge_model=models["judge"],
+        controller_model=models["controller"],
+        answer_model=models["answer"],
+    )
     res["config"]["file"] = str(path)
     res["config"]["file_sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
     Path(args.out).write_text(json.dumps(res, indent=2), encoding="utf-8")

@@ -77,19 +77,28 @@ __all__ = ["main", "percentile", "run_perf"]
 
 _PEOPLE = ["Ana", "Ben", "Chen", "Dara", "Eli", "Fay", "Gus", "Hanneke", "Ivo", "Jun"]
 _FACTS = [
-    "I live in {city} now.", "I work as a {job} these days.", "My dog is called {pet}.",
-    "I started learning {hobby} last month.", "I really love {food}.",
-    "I moved to {city} for the new job.", "I quit being a {job}.",
-    "We adopted a puppy named {pet}.", "My commute is {n} minutes each way.",
+    "I live in {city} now.",
+    "I work as a {job} these days.",
+    "My dog is called {pet}.",
+    "I started learning {hobby} last month.",
+    "I really love {food}.",
+    "I moved to {city} for the new job.",
+    "I quit being a {job}.",
+    "We adopted a puppy named {pet}.",
+    "My commute is {n} minutes each way.",
     "I run {n} kilometres every week.",
 ]
 _CHAT = [
     "The weather was lovely this weekend, we went to the park.",
-    "Did you watch the game last night?", "I'm so tired after this week.",
-    "That sounds amazing, tell me more!", "My sister visited us on Sunday.",
+    "Did you watch the game last night?",
+    "I'm so tired after this week.",
+    "That sounds amazing, tell me more!",
+    "My sister visited us on Sunday.",
     "I tried a new recipe for dinner and it worked out.",
-    "We should grab coffee soon.", "The traffic this morning was terrible.",
-    "I finished a great book about space exploration.", "Happy birthday to your mom!",
+    "We should grab coffee soon.",
+    "The traffic this morning was terrible.",
+    "I finished a great book about space exploration.",
+    "Happy birthday to your mom!",
 ]
 _VALUES = {
     "city": ["Boston", "Seattle", "Lisbon", "Osaka", "Ashcombe", "Leeds", "Quito", "Perth"],
@@ -99,11 +108,16 @@ _VALUES = {
     "food": ["sushi", "tacos", "ramen", "falafel", "paella", "curry", "pho"],
 }
 _QUESTIONS = [
-    "Where does {p} live now?", "What did {p} do for work before?",
-    "What is {p}'s dog called?", "Which hobby did {p} pick up recently?",
-    "What food does {p} love?", "Where did {p} live originally?",
-    "How long is {p}'s commute these days?", "What changed in {p}'s job?",
-    "Tell me about {p}'s weekend.", "What book did {p} read?",
+    "Where does {p} live now?",
+    "What did {p} do for work before?",
+    "What is {p}'s dog called?",
+    "Which hobby did {p} pick up recently?",
+    "What food does {p} love?",
+    "Where did {p} live originally?",
+    "How long is {p}'s commute these days?",
+    "What changed in {p}'s job?",
+    "Tell me about {p}'s weekend.",
+    "What book did {p} read?",
 ]
 
 
@@ -136,15 +150,26 @@ def _chat_events(rng: random.Random, n: int) -> list[dict[str, Any]]:
     t0 = 1_700_000_000
     for i in range(n):
         speaker = "Ana" if i % 2 == 0 else "Ben"
-        text = (_fill(rng.choice(_FACTS), rng) if speaker == "Ana" and rng.random() < 0.4
-                else rng.choice(_CHAT))
-        events.append({"event_id": f"perf-{i}", "timestamp": t0 + 60 * i, "speaker": speaker,
-                       "text": text})
+        text = (
+            _fill(rng.choice(_FACTS), rng)
+            if speaker == "Ana" and rng.random() < 0.4
+            else rng.choice(_CHAT)
+        )
+        events.append(
+            {"event_id": f"perf-{i}", "timestamp": t0 + 60 * i, "speaker": speaker, "text": text}
+        )
     return events
 
 
-def _bulk_load(bank: Any, spaces: list[str], start: int, stop: int, base_texts: list[str],
-               base_vecs: np.ndarray, rng: np.random.Generator) -> None:
+def _bulk_load(
+    bank: Any,
+    spaces: list[str],
+    start: int,
+    stop: int,
+    base_texts: list[str],
+    base_vecs: np.ndarray,
+    rng: np.random.Generator,
+) -> None:
     """Write records [start, stop) directly as host rows (precomputed vectors).
 
     Record ``j`` belongs to namespace ``spaces[j % len(spaces)]``; every 20th record of
@@ -170,13 +195,20 @@ def _bulk_load(bank: Any, spaces: list[str], start: int, stop: int, base_texts: 
             links = [Link(type=LinkType.SUPERSEDED_BY, target=f"r{j + n_ns}")]
         elif nth % 20 == 1:
             links = [Link(type=LinkType.SUPERSEDES, target=f"r{j - n_ns}")]
-        rec = MemoryRecord(id=f"r{j}", namespace=spaces[j % n_ns],
-                           content=f"{base_texts[base]} (#{j})",
-                           time=1_600_000_000 + j, status=status, links=links, seq=j,
-                           slot=None, states_fact=states_fact[base],
-                           # the question names are speakers, so the speaker-aware
-                           # rewrite (an extra search) runs and is timed as overhead
-                           provenance=Provenance(speaker=_PEOPLE[j % len(_PEOPLE)]))
+        rec = MemoryRecord(
+            id=f"r{j}",
+            namespace=spaces[j % n_ns],
+            content=f"{base_texts[base]} (#{j})",
+            time=1_600_000_000 + j,
+            status=status,
+            links=links,
+            seq=j,
+            slot=None,
+            states_fact=states_fact[base],
+            # the question names are speakers, so the speaker-aware
+            # rewrite (an extra search) runs and is timed as overhead
+            provenance=Provenance(speaker=_PEOPLE[j % len(_PEOPLE)]),
+        )
         batch.append(_record_to_row(rec, vec.tolist(), 1))
         if len(batch) >= 2000:
             bank.host.upsert(batch)
@@ -213,8 +245,19 @@ class _Server:
             self.port = sock.getsockname()[1]
         chroma = Path(sys.executable).with_name("chroma")
         self.proc = subprocess.Popen(
-            [str(chroma), "run", "--host", "127.0.0.1", "--port", str(self.port),
-             "--path", str(path)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [
+                str(chroma),
+                "run",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--path",
+                str(path),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         self.url = f"http://127.0.0.1:{self.port}"
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -234,8 +277,13 @@ class _Server:
             self.proc.kill()
 
 
-def _time_queries(retrievers: dict[str, Any], spaces: list[str], qtexts: list[str],
-                  qvecs: np.ndarray, rng: random.Random) -> dict[str, float]:
+def _time_queries(
+    retrievers: dict[str, Any],
+    spaces: list[str],
+    qtexts: list[str],
+    qvecs: np.ndarray,
+    rng: random.Random,
+) -> dict[str, float]:
     """Seed, overlay and total milliseconds of queries spread over the namespaces."""
     from langchain_atma.qa.serializer import serialize_packet
 
@@ -249,8 +297,7 @@ def _time_queries(retrievers: dict[str, Any], spaces: list[str], qtexts: list[st
         serialize_packet(res.packet.rows)
         ser = (time.perf_counter() - a) * 1000.0
         t = res.timings_ms
-        over = (t["profile"] + t.get("rewrite", 0.0) + t["expand"] + t["rank"]
-                + t["label"] + ser)
+        over = t["profile"] + t.get("rewrite", 0.0) + t["expand"] + t["rank"] + t["label"] + ser
         seed_ms.append(t["seed"])
         embed_ms.append(t.get("embed", 0.0))
         over_ms.append(over)
@@ -266,9 +313,17 @@ def _time_queries(retrievers: dict[str, Any], spaces: list[str], qtexts: list[st
     }
 
 
-def read_curve(emb: Any, *, sizes: list[int], namespaces: int, server: bool,
-               queries: int, workdir: Path, seed: int = 0,
-               progress: bool = True) -> list[dict[str, Any]]:
+def read_curve(
+    emb: Any,
+    *,
+    sizes: list[int],
+    namespaces: int,
+    server: bool,
+    queries: int,
+    workdir: Path,
+    seed: int = 0,
+    progress: bool = True,
+) -> list[dict[str, Any]]:
     """Read-path latency, memory and disk by bank size for one layout of tenants.
 
     Records are spread evenly over ``namespaces`` namespaces (sizes are cumulative:
@@ -288,25 +343,32 @@ def read_curve(emb: Any, *, sizes: list[int], namespaces: int, server: bool,
     nrng = np.random.default_rng(seed)
     base_texts = _base_texts(rng, 1000)
     base_vecs = np.asarray(emb.encode(base_texts), dtype=np.float32)
-    qtexts = [q.replace("{p}", rng.choice(_PEOPLE)) for q in
-              (rng.choice(_QUESTIONS) for _ in range(queries))]
+    qtexts = [
+        q.replace("{p}", rng.choice(_PEOPLE))
+        for q in (rng.choice(_QUESTIONS) for _ in range(queries))
+    ]
     qvecs = np.asarray(emb.encode(qtexts), dtype=np.float32)
     spaces = [f"tenant-{i:05d}" for i in range(namespaces)]
     path = workdir / f"read-{namespaces}-{'server' if server else 'embedded'}"
     srv = _Server(path) if server else None
     try:
-        bank = (StateBank(url=srv.url, embeddings=emb) if srv is not None
-                else StateBank(path=path, embeddings=emb))
-        retrievers = {ns: AtmaRetriever(bank=bank, namespace=ns, k=5, seed_k=10)
-                      for ns in spaces}
+        bank = (
+            StateBank(url=srv.url, embeddings=emb)
+            if srv is not None
+            else StateBank(path=path, embeddings=emb)
+        )
+        retrievers = {ns: AtmaRetriever(bank=bank, namespace=ns, k=5, seed_k=10) for ns in spaces}
         rows: list[dict[str, Any]] = []
         loaded = 0
         label = f"{namespaces} ns, {'server' if server else 'embedded'}"
         for size in tqdm(sizes, desc=label, disable=not progress):
             _bulk_load(bank, spaces, loaded, size, base_texts, base_vecs, nrng)
             loaded = size
-            row: dict[str, Any] = {"size": size, "namespaces": namespaces,
-                                   "mode": "server" if server else "embedded"}
+            row: dict[str, Any] = {
+                "size": size,
+                "namespaces": namespaces,
+                "mode": "server" if server else "embedded",
+            }
             row.update(_time_queries(retrievers, spaces[:size], qtexts, qvecs, rng))
             row["rss_mb"] = _rss_mb()
             if srv is None:
@@ -346,8 +408,19 @@ def _query_leak(emb: Any, workdir: Path, n: int = 10_000) -> float:
     return round(_rss_mb() - before, 1)
 
 
-_HOST_OPS = frozenset({"upsert", "get", "query", "scan", "delete", "count",
-                       "journal_put", "journal_delete", "journal_pending"})
+_HOST_OPS = frozenset(
+    {
+        "upsert",
+        "get",
+        "query",
+        "scan",
+        "delete",
+        "count",
+        "journal_put",
+        "journal_delete",
+        "journal_pending",
+    }
+)
 
 
 class _CountingHost:
@@ -369,8 +442,9 @@ class _CountingHost:
         return counted
 
 
-def _write_path(emb: Any, rng: random.Random, turns: int, workdir: Path,
-                progress: bool) -> dict[str, Any]:
+def _write_path(
+    emb: Any, rng: random.Random, turns: int, workdir: Path, progress: bool
+) -> dict[str, Any]:
     """Ingest throughput, the judge's share and host round trips per write."""
     from langchain_atma.bank import ChromaHost, StateBank
     from langchain_atma.bank.learned_judge import default_judge
@@ -406,16 +480,30 @@ def _write_path(emb: Any, rng: random.Random, turns: int, workdir: Path,
     }
 
 
-def _pick(curve: list[dict[str, Any]], mode: str, namespaces: int,
-          size: int) -> dict[str, Any] | None:
-    return next((r for r in curve if r["mode"] == mode and r["namespaces"] == namespaces
-                 and r["size"] == size), None)
+def _pick(
+    curve: list[dict[str, Any]], mode: str, namespaces: int, size: int
+) -> dict[str, Any] | None:
+    return next(
+        (
+            r
+            for r in curve
+            if r["mode"] == mode and r["namespaces"] == namespaces and r["size"] == size
+        ),
+        None,
+    )
 
 
-def run_perf(*, sizes: list[int], namespaces: tuple[int, ...] = (1, 1000),
-             server: bool = False, queries: int = 200, ingest_turns: int = 300,
-             leak_queries: int = 10_000, seed: int = 0,
-             progress: bool = True) -> dict[str, Any]:
+def run_perf(
+    *,
+    sizes: list[int],
+    namespaces: tuple[int, ...] = (1, 1000),
+    server: bool = False,
+    queries: int = 200,
+    ingest_turns: int = 300,
+    leak_queries: int = 10_000,
+    seed: int = 0,
+    progress: bool = True,
+) -> dict[str, Any]:
     """Run the perf benchmark and return the results dict.
 
     Args:
@@ -443,9 +531,16 @@ def run_perf(*, sizes: list[int], namespaces: tuple[int, ...] = (1, 1000),
         curve: list[dict[str, Any]] = []
         for mode in ("embedded", "server") if server else ("embedded",):
             for n_ns in sorted(namespaces):
-                curve += read_curve(emb, sizes=sizes, namespaces=n_ns,
-                                    server=mode == "server", queries=queries,
-                                    workdir=tmp, seed=seed, progress=progress)
+                curve += read_curve(
+                    emb,
+                    sizes=sizes,
+                    namespaces=n_ns,
+                    server=mode == "server",
+                    queries=queries,
+                    workdir=tmp,
+                    seed=seed,
+                    progress=progress,
+                )
         one = [r for r in curve if r["mode"] == "embedded" and r["namespaces"] == min(namespaces)]
         largest = one[-1]
         out["overhead_ms_p50"] = largest["overhead_ms_p50"]
@@ -462,18 +557,28 @@ def run_perf(*, sizes: list[int], namespaces: tuple[int, ...] = (1, 1000),
                 out[key] = row["retrieve_ms_p95"]
         out["overhead_ms_p50_max"] = max(r["overhead_ms_p50"] for r in curve)
         out["curve"] = curve
-        out["read"] = {"sizes": sizes, "queries": queries,
-                       "by_size": {str(r["size"]): r for r in one}}
+        out["read"] = {
+            "sizes": sizes,
+            "queries": queries,
+            "by_size": {str(r["size"]): r for r in one},
+        }
         if leak_queries:
             out["rss_growth_mb_10k_queries"] = _query_leak(emb, tmp, leak_queries)
         out.update(_ask_startup(tmp / "demo"))
         out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
         out["config"] = {
-            "sizes": sizes, "namespaces": sorted(namespaces), "server": server,
-            "queries": queries, "ingest_turns": ingest_turns, "leak_queries": leak_queries,
-            "seed": seed, "host": "Chroma, one collection per namespace", "seed_k": 10,
-            "k": 5, "machine": f"{platform.machine()} {os.cpu_count()} cores, "
-                               f"Python {platform.python_version()}",
+            "sizes": sizes,
+            "namespaces": sorted(namespaces),
+            "server": server,
+            "queries": queries,
+            "ingest_turns": ingest_turns,
+            "leak_queries": leak_queries,
+            "seed": seed,
+            "host": "Chroma, one collection per namespace",
+            "seed_k": 10,
+            "k": 5,
+            "machine": f"{platform.machine()} {os.cpu_count()} cores, "
+            f"Python {platform.python_version()}",
         }
         return out
     finally:
@@ -512,12 +617,13 @@ def _ask_startup(demo_path: Path, repeats: int = 3, warm: int = 30) -> dict[str,
         a = time.perf_counter()
         ask(bank, "maya", q)
         times.append((time.perf_counter() - a) * 1000.0)
-    return {"cli_ask_cold_s": round(percentile(cold, 50), 2),
-            "ask_warm_ms_p50": round(percentile(times, 50), 2)}
+    return {
+        "cli_ask_cold_s": round(percentile(cold, 50), 2),
+        "ask_warm_ms_p50": round(percentile(times, 50), 2),
+    }
 
 
-def _judge_ms_per_pair(judge: Any, texts: list[str], batch: int = 12,
-                       rounds: int = 40) -> float:
+def _judge_ms_per_pair(judge: Any, texts: list[str], batch: int = 12, rounds: int = 40) -> float:
     """Median milliseconds per pair of the learned judge, over calls of ``batch`` pairs."""
     pairs = [(texts[i], texts[(i + 1) % len(texts)]) for i in range(len(texts))]
     per_pair = []
@@ -554,8 +660,13 @@ def main(args: argparse.Namespace) -> int:
         spaces = tuple(int(s) for s in str(args.namespaces).split(",") if s.strip())
     except ValueError as exc:
         raise ConfigError(f"--namespaces must be comma-separated integers: {exc}") from exc
-    res = run_perf(sizes=sizes, namespaces=spaces, server=bool(args.server), progress=True,
-                   leak_queries=int(args.leak_queries))
+    res = run_perf(
+        sizes=sizes,
+        namespaces=spaces,
+        server=bool(args.server),
+        progress=True,
+        leak_queries=int(args.leak_queries),
+    )
     Path(args.out).write_text(json.dumps(res, indent=2), encoding="utf-8")
     keys = [k for k in res if k not in ("read", "config", "ingest", "curve", "host_calls")]
     print("| metric | value |\n|---|---:|")

@@ -15,8 +15,15 @@ from langchain_atma.errors import ConfigError
 
 __all__ = ["LTP_PLOT_METRICS", "plot_judge", "plot_locomo", "plot_ltp", "plot_perf"]
 
-LTP_PLOT_METRICS = ("bank_role", "evidence_support", "state_fit_at_1", "label_accuracy",
-                    "qa_acc", "conflict_acc", "fact_acc")
+LTP_PLOT_METRICS = (
+    "bank_role",
+    "evidence_support",
+    "state_fit_at_1",
+    "label_accuracy",
+    "qa_acc",
+    "conflict_acc",
+    "fact_acc",
+)
 
 
 def _plt() -> Any:
@@ -51,21 +58,33 @@ def plot_ltp(results: dict[str, Any], out: Path) -> Path:
     """
     plt = _plt()
     methods = list(results["methods"])
-    steps = {m: results["methods"][m]["bank_steps"] for m in methods
-             if results["methods"][m].get("bank_steps") is not None}
+    steps = {
+        m: results["methods"][m]["bank_steps"]
+        for m in methods
+        if results["methods"][m].get("bank_steps") is not None
+    }
     if steps:
-        fig, (ax, ax2) = plt.subplots(1, 2, figsize=(15, 4.8),
-                                      gridspec_kw={"width_ratios": [2.2, 1]})
+        fig, (ax, ax2) = plt.subplots(
+            1, 2, figsize=(15, 4.8), gridspec_kw={"width_ratios": [2.2, 1]}
+        )
     else:
         fig, ax = plt.subplots(figsize=(11, 4.5))
-    _grouped_bars(ax, list(LTP_PLOT_METRICS),
-                  {m: [results["methods"][m][k] for k in LTP_PLOT_METRICS] for m in methods})
+    _grouped_bars(
+        ax,
+        list(LTP_PLOT_METRICS),
+        {m: [results["methods"][m][k] for k in LTP_PLOT_METRICS] for m in methods},
+    )
     ax.set_ylim(0, 1.05)
     cfg = results.get("config", {})
     parts = {cfg.get(p, "offline") for p in ("judge", "controller", "answerer")}
-    how = "offline defaults" if parts == {"offline"} else (
-        f"judge {cfg.get('judge')}, controller {cfg.get('controller')}, "
-        f"answerer {cfg.get('answerer')}")
+    how = (
+        "offline defaults"
+        if parts == {"offline"}
+        else (
+            f"judge {cfg.get('judge')}, controller {cfg.get('controller')}, "
+            f"answerer {cfg.get('answerer')}"
+        )
+    )
     ax.set_title(f"LTP-format file, {how}, k={cfg.get('k', 5)}")
     if steps:
         from langchain_atma.benchmarks.ltp_bench import BANK_STEPS
@@ -77,8 +96,7 @@ def plot_ltp(results: dict[str, Any], out: Path) -> Path:
             vals = [steps[m].get(step, 0) for m in names]
             if not any(vals):
                 continue
-            ax2.barh(names, vals, left=left, height=0.6, label=step,
-                     color=colors[i % len(colors)])
+            ax2.barh(names, vals, left=left, height=0.6, label=step, color=colors[i % len(colors)])
             left = [a + b for a, b in zip(left, vals, strict=True)]
         ax2.invert_yaxis()
         ax2.set_xlabel("units with a wrong bank role")
@@ -97,8 +115,9 @@ def plot_locomo(results: dict[str, Any], out: Path) -> Path:
     methods = list(results["methods"])
     cats = [c for c in results["methods"][methods[0]]["f1_by_category"]]
     fig, ax = plt.subplots(figsize=(9, 4))
-    _grouped_bars(ax, cats, {m: [results["methods"][m]["f1_by_category"][c] for c in cats]
-                             for m in methods})
+    _grouped_bars(
+        ax, cats, {m: [results["methods"][m]["f1_by_category"][c] for c in cats] for m in methods}
+    )
     ax.set_title("LoCoMo F1 by category (offline answerer)")
     fig.tight_layout()
     fig.savefig(out, dpi=120)
@@ -124,22 +143,27 @@ def plot_judge(runs: dict[str, dict[str, Any]], out: Path) -> Path:
     plt = _plt()
     types = sorted({t for r in runs.values() for t in r["units"]["by_update_type"]})
     groups = [*types, "all"]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4),
-                                      gridspec_kw={"width_ratios": [3, 1.4]})
-    _grouped_bars(left, groups, {
-        name: [r["units"]["by_update_type"].get(t, {}).get("accuracy", 0.0) for t in types]
-        + [r["units"]["accuracy"]] for name, r in runs.items()})
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4), gridspec_kw={"width_ratios": [3, 1.4]})
+    _grouped_bars(
+        left,
+        groups,
+        {
+            name: [r["units"]["by_update_type"].get(t, {}).get("accuracy", 0.0) for t in types]
+            + [r["units"]["accuracy"]]
+            for name, r in runs.items()
+        },
+    )
     left.set_ylim(0, 1.3)  # room for the legend above the bars
     left.set_title("units with the right verdict (judge alone)")
     kinds = ("hard_negatives", "cross_unit", "dialog_pairs")
-    rates = {name: [r.get(k, {}).get("false_link_rate", 0.0) for k in kinds]
-             for name, r in runs.items()}
+    rates = {
+        name: [r.get(k, {}).get("false_link_rate", 0.0) for k in kinds] for name, r in runs.items()
+    }
     _grouped_bars(right, ["hard negatives", "cross-unit", "dialog pairs"], rates)
     top = max(max(v) for v in rates.values())
     right.set_ylim(0, max(0.05, top) * 1.4)
     right.set_title("false-link rate")
-    judges = sorted({r["config"].get("judge_model") or r["config"]["judge"]
-                     for r in runs.values()})
+    judges = sorted({r["config"].get("judge_model") or r["config"]["judge"] for r in runs.values()})
     fig.suptitle(f"atma bench judge: {', '.join(judges)}")
     fig.tight_layout()
     fig.savefig(out, dpi=120)
@@ -154,8 +178,10 @@ def plot_perf(results: dict[str, Any], out: Path) -> Path:
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
     series = sorted({(r["mode"], r["namespaces"]) for r in curve})
     for mode, n_ns in series:
-        rows = sorted((r for r in curve if r["mode"] == mode and r["namespaces"] == n_ns),
-                      key=lambda r: r["size"])
+        rows = sorted(
+            (r for r in curve if r["mode"] == mode and r["namespaces"] == n_ns),
+            key=lambda r: r["size"],
+        )
         label = f"{n_ns:,} namespace{'s' if n_ns > 1 else ''}, {mode}"
         style = "-" if mode == "embedded" else "--"
         sizes = [r["size"] for r in rows]
@@ -163,8 +189,10 @@ def plot_perf(results: dict[str, Any], out: Path) -> Path:
         right.plot(sizes, [r["overhead_ms_p50"] for r in rows], style, marker="o", label=label)
     left.axhline(20.0, color="grey", ls=":", lw=1, label="20 ms goal (100k)")
     right.axhline(2.0, color="grey", ls=":", lw=1, label="2 ms goal")
-    for ax, title in ((left, "retrieve p95 (host seed + overlay)"),
-                      (right, "overlay's own cost p50")):
+    for ax, title in (
+        (left, "retrieve p95 (host seed + overlay)"),
+        (right, "overlay's own cost p50"),
+    ):
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("records in the bank")

@@ -63,13 +63,13 @@ def _named(question: str, speakers: set[str]) -> str | None:
     return the_named_speaker([n for n in name_candidates(question) if n in speakers])
 
 
-def _profile_rows(profile: LtpProfile, emb: Embeddings, k: int,
-                  seed_k: int = 10) -> list[dict[str, Any]]:
+def _profile_rows(
+    profile: LtpProfile, emb: Embeddings, k: int, seed_k: int = 10
+) -> list[dict[str, Any]]:
     speakers = {e.speaker for e in profile.events}
     questions = [p.question for p in profile.probes]
     names = [_named(q, speakers) for q in questions]
-    rewrites = [first_person_query(q, n) if n else q for q, n in zip(questions, names,
-                                                                       strict=True)]
+    rewrites = [first_person_query(q, n) if n else q for q, n in zip(questions, names, strict=True)]
     vec = unit_vectors_by_text(emb, [e.text for e in profile.events] + questions + rewrites)
     mat = np.stack([vec[e.text] for e in profile.events])
     event_speakers = np.array([e.speaker for e in profile.events], dtype=object)
@@ -80,21 +80,28 @@ def _profile_rows(profile: LtpProfile, emb: Embeddings, k: int,
     rows = []
     for probe, q, rw, name in zip(profile.probes, questions, rewrites, names, strict=True):
         unit = units[probe.unit_id]
-        members = {index[i] for i in (unit.old_event_id, unit.new_event_id,
-                                      unit.transition_event_id) if i in index}
+        members = {
+            index[i]
+            for i in (unit.old_event_id, unit.new_event_id, unit.transition_event_id)
+            if i in index
+        }
         target_id = unit.new_event_id if probe.view.value == "current" else unit.old_event_id
         target = index.get(target_id, -1)
         s_raw, s_rw = mat @ vec[q], mat @ vec[rw]
-        s_own = s_rw - (DEFAULT_OTHER_SPEAKER_PENALTY * (event_speakers != name)
-                        if name else 0.0)
+        s_own = s_rw - (DEFAULT_OTHER_SPEAKER_PENALTY * (event_speakers != name) if name else 0.0)
         row: dict[str, Any] = {"probe_id": probe.probe_id, "rewritten": rw != q}
         # the read path's seed_k seeds re-sorted with the penalty; the first k are scored
-        kept = np.argsort(-s_own, kind="stable")[:max(seed_k, k)]
+        kept = np.argsort(-s_own, kind="stable")[: max(seed_k, k)]
         s_fact = s_own[kept] - DEFAULT_NO_FACT_PENALTY * no_fact[kept]
-        tops = {mode: set(np.argsort(-scores, kind="stable")[:k].tolist())
-                for mode, scores in (("as_asked", s_raw), ("first_person", s_rw),
-                                     ("fused_max", np.maximum(s_raw, s_rw)),
-                                     ("speaker_first", s_own))}
+        tops = {
+            mode: set(np.argsort(-scores, kind="stable")[:k].tolist())
+            for mode, scores in (
+                ("as_asked", s_raw),
+                ("first_person", s_rw),
+                ("fused_max", np.maximum(s_raw, s_rw)),
+                ("speaker_first", s_own),
+            )
+        }
         tops["facts_first"] = set(kept[np.argsort(-s_fact, kind="stable")][:k].tolist())
         for mode, top in tops.items():
             row[f"{mode}_unit_hit"] = bool(top & members)
@@ -103,9 +110,14 @@ def _profile_rows(profile: LtpProfile, emb: Embeddings, k: int,
     return rows
 
 
-def run_seed_bench(path: str | Path, *, profiles: Sequence[str] | int | None = None,
-                   k: int = 5, embeddings: Embeddings | None = None,
-                   progress: bool = True) -> dict[str, Any]:
+def run_seed_bench(
+    path: str | Path,
+    *,
+    profiles: Sequence[str] | int | None = None,
+    k: int = 5,
+    embeddings: Embeddings | None = None,
+    progress: bool = True,
+) -> dict[str, Any]:
     """Score the seed searches (:data:`SEARCH_MODES`) on an LTP-format file.
 
     Args:
@@ -131,17 +143,23 @@ def run_seed_bench(path: str | Path, *, profiles: Sequence[str] | int | None = N
         rows += _profile_rows(prof, emb, k)
     n = max(len(rows), 1)
     modes = {
-        m: {"unit_hit": round(sum(r[f"{m}_unit_hit"] for r in rows) / n, 4),
-            "target_hit": round(sum(r[f"{m}_target_hit"] for r in rows) / n, 4)}
+        m: {
+            "unit_hit": round(sum(r[f"{m}_unit_hit"] for r in rows) / n, 4),
+            "target_hit": round(sum(r[f"{m}_target_hit"] for r in rows) / n, 4),
+        }
         for m in SEARCH_MODES
     }
     return {
         "modes": modes,
-        "config": {"file": str(path), "k": k, "probes": len(rows),
-                   "profiles": [p.profile_id for p in chosen],
-                   "rewritten_share": round(sum(r["rewritten"] for r in rows) / n, 4),
-                   "encoder": getattr(emb, "name", type(emb).__name__),
-                   "seconds": round(time.perf_counter() - t0, 1)},
+        "config": {
+            "file": str(path),
+            "k": k,
+            "probes": len(rows),
+            "profiles": [p.profile_id for p in chosen],
+            "rewritten_share": round(sum(r["rewritten"] for r in rows) / n, 4),
+            "encoder": getattr(emb, "name", type(emb).__name__),
+            "seconds": round(time.perf_counter() - t0, 1),
+        },
     }
 
 
@@ -155,13 +173,18 @@ def main(args: Any) -> int:
         raise ConfigError(f"--k must be >= 1, got {args.k}")
     profiles: list[str] | int | None = None
     if args.profiles:
-        profiles = (int(args.profiles) if str(args.profiles).isdigit()
-                    else [p.strip() for p in str(args.profiles).split(",") if p.strip()])
+        profiles = (
+            int(args.profiles)
+            if str(args.profiles).isdigit()
+            else [p.strip() for p in str(args.profiles).split(",") if p.strip()]
+        )
     res = run_seed_bench(args.file, profiles=profiles, k=args.k)
     Path(args.out).write_text(json.dumps(res, indent=2), encoding="utf-8")
     print(f"| search | unit_hit@{args.k} | target_hit@{args.k} |\n|---|---:|---:|")
     for mode, m in res["modes"].items():
         print(f"| {mode} | {m['unit_hit']:.3f} | {m['target_hit']:.3f} |")
-    print(f"\n{res['config']['probes']} probes, {res['config']['rewritten_share']:.0%} "
-          f"rewritten; wrote {args.out}")
+    print(
+        f"\n{res['config']['probes']} probes, {res['config']['rewritten_share']:.0%} "
+        f"rewritten; wrote {args.out}"
+    )
     return 0

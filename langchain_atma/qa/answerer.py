@@ -109,7 +109,7 @@ class Answer(BaseModel):
     status: AnswerStatus = Field(
         default="answered",
         description="answered | no_evidence | abstained (the evidence is about someone "
-        "else) | failed."
+        "else) | failed.",
     )
     error: str | None = Field(default=None, description="Why the answer failed, if it did.")
 
@@ -183,15 +183,17 @@ def other_speaker_row(question: str, rows: Sequence[EvidenceRow]) -> EvidenceRow
     """
     if not isinstance(question, str):
         raise InvalidQueryError("question must be a string")
-    if isinstance(rows, (str, bytes)) or not isinstance(rows, Sequence) \
-            or not all(isinstance(r, EvidenceRow) for r in rows):
+    if (
+        isinstance(rows, (str, bytes))
+        or not isinstance(rows, Sequence)
+        or not all(isinstance(r, EvidenceRow) for r in rows)
+    ):
         raise InvalidRecordError("rows must be a sequence of EvidenceRow objects")
     found = _other_speaker(question, rows)
     return found[1] if found is not None else None
 
 
-def _other_speaker(question: str, rows: Sequence[EvidenceRow]
-                   ) -> tuple[str, EvidenceRow] | None:
+def _other_speaker(question: str, rows: Sequence[EvidenceRow]) -> tuple[str, EvidenceRow] | None:
     """``(asked speaker, other speaker's row)`` for :func:`other_speaker_row`."""
     from langchain_atma.retrieval.rewrite import the_named_speaker
     from langchain_atma.text import content_words, statement_words
@@ -200,8 +202,9 @@ def _other_speaker(question: str, rows: Sequence[EvidenceRow]
     # the packet's speakers are known: look for each name (not only the first few
     # capitalized words, as the seed search must), then the seed search's rule for
     # names inside longer ones ("Mary" in "Mary Jane")
-    named = sorted(s for s in speakers
-                   if re.search(rf"(?<!\w){re.escape(s)}(?!\w)", question, re.IGNORECASE))
+    named = sorted(
+        s for s in speakers if re.search(rf"(?<!\w){re.escape(s)}(?!\w)", question, re.IGNORECASE)
+    )
     subject = the_named_speaker(named) if len(speakers) > 1 else None
     if subject is None:
         return None
@@ -209,9 +212,15 @@ def _other_speaker(question: str, rows: Sequence[EvidenceRow]
     if not asked:
         return None
     subject_words = content_words(subject)
-    best_own = max((len(asked & words) for r in rows
-                    if r.record.provenance.speaker == subject
-                    for words in statement_words(r.record.content)), default=0)
+    best_own = max(
+        (
+            len(asked & words)
+            for r in rows
+            if r.record.provenance.speaker == subject
+            for words in statement_words(r.record.content)
+        ),
+        default=0,
+    )
     best: EvidenceRow | None = None
     best_n = max(best_own, _MIN_SHARED_WORDS - 1)
     for r in rows:
@@ -226,9 +235,13 @@ def _other_speaker(question: str, rows: Sequence[EvidenceRow]
 
 
 def _abstained(subject: str, other: EvidenceRow, view: QueryView) -> Answer:
-    return Answer(answer=f"Not mentioned in memory for {subject} (the closest memory is "
-                         f"{other.record.provenance.speaker}'s own statement).",
-                  view=view, evidence_ids=[other.id], status="abstained")
+    return Answer(
+        answer=f"Not mentioned in memory for {subject} (the closest memory is "
+        f"{other.record.provenance.speaker}'s own statement).",
+        view=view,
+        evidence_ids=[other.id],
+        status="abstained",
+    )
 
 
 class OfflineAnswerer:
@@ -321,11 +334,18 @@ class OfflineAnswerer:
             ``relevance_margin``.
     """
 
-    def __init__(self, *, use_labels: bool = True, max_chars: int = MAX_ROW_CHARS,
-                 state_clauses: bool = True,
-                 relevance_margin: float | None = DEFAULT_RELEVANCE_MARGIN,
-                 answer_types: bool = True, time_answers: bool = True,
-                 speaker_check: bool = True, time_order: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        use_labels: bool = True,
+        max_chars: int = MAX_ROW_CHARS,
+        state_clauses: bool = True,
+        relevance_margin: float | None = DEFAULT_RELEVANCE_MARGIN,
+        answer_types: bool = True,
+        time_answers: bool = True,
+        speaker_check: bool = True,
+        time_order: bool = True,
+    ) -> None:
         if max_chars < 1:
             raise ConfigError(f"max_chars must be >= 1, got {max_chars}")
         self.relevance_margin = optional_non_negative(relevance_margin, "relevance_margin")
@@ -341,8 +361,11 @@ class OfflineAnswerer:
         """The rows that can answer ``question`` (see ``answer_types``), else all rows."""
         if not self.answer_types:
             return list(rows)
-        kept = [r for r in rows if can_answer(question, r.record.content,
-                                              states_fact=r.record.states_fact)]
+        kept = [
+            r
+            for r in rows
+            if can_answer(question, r.record.content, states_fact=r.record.states_fact)
+        ]
         return kept or list(rows)
 
     def _relevant(self, rows: Sequence[EvidenceRow]) -> list[EvidenceRow]:
@@ -360,8 +383,9 @@ class OfflineAnswerer:
         kept = [r for r in rows if best(r) >= bar]
         return kept or list(rows)
 
-    def choose(self, view: QueryView, rows: Sequence[EvidenceRow],
-               question: str | None = None) -> EvidenceRow | None:
+    def choose(
+        self, view: QueryView, rows: Sequence[EvidenceRow], question: str | None = None
+    ) -> EvidenceRow | None:
         """The row the rule picks for ``view`` (``None`` for no rows).
 
         With ``question``, only the rows that can answer it take part (see
@@ -392,37 +416,47 @@ class OfflineAnswerer:
             return any(later(r, p) for p in partners(r))
 
         def older_of_coexisting(r: EvidenceRow) -> bool:
-            return any(later(p, r) for p in partners(r)
-                       if label_of[p.id] is EvidenceLabel.CURRENT)
+            return any(later(p, r) for p in partners(r) if label_of[p.id] is EvidenceLabel.CURRENT)
 
         picked: EvidenceRow | None = None
         if view is QueryView.CURRENT:
             picked = (
                 first(lambda r, lab: lab is EvidenceLabel.CURRENT and newer_of_pair(r))
                 or first(lambda r, lab: lab is EvidenceLabel.CURRENT and bool(partners(r)))
-                or first(lambda r, lab: lab is EvidenceLabel.CURRENT
-                         and bool(r.record.targets(*_STATE_RELATION_LINKS)))
+                or first(
+                    lambda r, lab: (
+                        lab is EvidenceLabel.CURRENT
+                        and bool(r.record.targets(*_STATE_RELATION_LINKS))
+                    )
+                )
                 or first(lambda r, lab: lab is EvidenceLabel.CURRENT)
                 or first(lambda r, lab: r.record.status is RecordStatus.ACTIVE)
             )
         elif view is QueryView.HISTORICAL:
             picked = (
                 first(lambda r, lab: lab is EvidenceLabel.HISTORICAL and bool(partners(r)))
-                or first(lambda r, lab: lab is EvidenceLabel.CURRENT
-                         and older_of_coexisting(r))
+                or first(lambda r, lab: lab is EvidenceLabel.CURRENT and older_of_coexisting(r))
                 or first(lambda r, lab: lab is EvidenceLabel.HISTORICAL)
                 or first(lambda r, lab: r.record.status is RecordStatus.SUPERSEDED)
             )
         elif view is QueryView.TRANSITION:
             picked = first(lambda r, lab: lab is EvidenceLabel.TRANSITION)
         picked = picked or rows[0]
-        if self.time_order and view in (QueryView.CURRENT, QueryView.HISTORICAL) and not any(
-                partners(r) for r in rows):
-            unlinked = [r for r, lab in zip(rows, labels, strict=True)
-                        if lab is EvidenceLabel.CURRENT
-                        and not r.record.targets(*_STATE_RELATION_LINKS)][:_TIME_ORDER_ROWS]
-            if (len(unlinked) == _TIME_ORDER_ROWS and picked.id in {r.id for r in unlinked}
-                    and len({r.record.provenance.speaker for r in unlinked}) == 1):
+        if (
+            self.time_order
+            and view in (QueryView.CURRENT, QueryView.HISTORICAL)
+            and not any(partners(r) for r in rows)
+        ):
+            unlinked = [
+                r
+                for r, lab in zip(rows, labels, strict=True)
+                if lab is EvidenceLabel.CURRENT and not r.record.targets(*_STATE_RELATION_LINKS)
+            ][:_TIME_ORDER_ROWS]
+            if (
+                len(unlinked) == _TIME_ORDER_ROWS
+                and picked.id in {r.id for r in unlinked}
+                and len({r.record.provenance.speaker for r in unlinked}) == 1
+            ):
                 pick = max if view is QueryView.CURRENT else min
                 picked = pick(unlinked, key=lambda r: r.record.sort_key)
         return picked
@@ -450,10 +484,12 @@ class OfflineAnswerer:
         content = row.record.content
         when = time_answer(q, content, row.record.time) if self.time_answers else None
         if when is not None:
-            return Answer(answer=when, view=prof.view, evidence_ids=[row.id],
-                          status="answered")
-        if self.use_labels and self.state_clauses and prof.view in (QueryView.CURRENT,
-                                                                    QueryView.HISTORICAL):
+            return Answer(answer=when, view=prof.view, evidence_ids=[row.id], status="answered")
+        if (
+            self.use_labels
+            and self.state_clauses
+            and prof.view in (QueryView.CURRENT, QueryView.HISTORICAL)
+        ):
             partners = _partners(row, {r.id: r for r in items})
             content = state_clauses(content, [p.record.content for p in partners])
             if prof.view is QueryView.CURRENT:
@@ -474,14 +510,18 @@ class OfflineAnswerer:
 # what may come before the question word: "According to Johan, who ...", "And when
 # ...", "With whom ...", "After how many weeks ..." (never a word of the question's
 # body: "What happens when ..." and "Is the friend who ..." ask for no time or name)
-_LEAD = (r"^\W*(?:according\s+to\s+[^,?]{1,40},\s*)?"
-         r"(?:(?:and|so|but|then|also|ok|okay|well)\W+)?"
-         r"(?:(?:to|with|for|from|by|of|in|on|at|during|since|until|till|after|before|within)"
-         r"\s+)?")
+_LEAD = (
+    r"^\W*(?:according\s+to\s+[^,?]{1,40},\s*)?"
+    r"(?:(?:and|so|but|then|also|ok|okay|well)\W+)?"
+    r"(?:(?:to|with|for|from|by|of|in|on|at|during|since|until|till|after|before|within)"
+    r"\s+)?"
+)
 _ASKS_NAME = re.compile(_LEAD + r"(?:who|whom|whose)\b", re.IGNORECASE)
 _ASKS_NUMBER = re.compile(
     _LEAD + r"(?:how\s+(?:many|much|old|long|far|often)"
-    r"|what\s+(?:number|age|amount|percentage|price))\b", re.IGNORECASE)
+    r"|what\s+(?:number|age|amount|percentage|price))\b",
+    re.IGNORECASE,
+)
 
 
 def can_answer(question: str, text: str, *, states_fact: bool | None = None) -> bool:
@@ -526,26 +566,38 @@ def can_answer(question: str, text: str, *, states_fact: bool | None = None) -> 
     return True
 
 
-_ASKS_TIME = re.compile(_LEAD + r"(?:when\b|(?:what|which)\s+(?:date|month|year)\b)",
-                        re.IGNORECASE)
+_ASKS_TIME = re.compile(_LEAD + r"(?:when\b|(?:what|which)\s+(?:date|month|year)\b)", re.IGNORECASE)
 _ASKS_YEAR = re.compile(r"\b(?:what|which)\s+year\b", re.IGNORECASE)
 _ASKS_MONTH = re.compile(r"\b(?:what|which)\s+month\b", re.IGNORECASE)
 _WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
-_NUMBER_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
-                 "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+_NUMBER_WORDS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+}
 _YEAR_IN_TEXT = re.compile(r"\b(?:in|since|from|back in)\s+((?:19|20)\d\d)\b", re.IGNORECASE)
-_YEARS_AGO = re.compile(r"\b(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|"
-                        r"a few|a couple of|several)\s+years?\s+ago\b", re.IGNORECASE)
+_YEARS_AGO = re.compile(
+    r"\b(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|"
+    r"a few|a couple of|several)\s+years?\s+ago\b",
+    re.IGNORECASE,
+)
 # (pattern, phrase) for a relative time said in the text, read against the record's date
 _RELATIVE: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\byesterday\b", re.IGNORECASE), "the day before {date}"),
     (re.compile(r"\blast\s+night\b", re.IGNORECASE), "the night before {date}"),
     (re.compile(rf"\blast\s+({_WEEKDAYS})\b", re.IGNORECASE), "the {0} before {date}"),
     (re.compile(r"\blast\s+weekend\b", re.IGNORECASE), "the weekend before {date}"),
-    (re.compile(r"\b(?:last\s+week|a\s+week\s+ago)\b", re.IGNORECASE),
-     "the week before {date}"),
-    (re.compile(r"\b(?:last\s+month|a\s+month\s+ago)\b", re.IGNORECASE),
-     "the month before {date}"),
+    (re.compile(r"\b(?:last\s+week|a\s+week\s+ago)\b", re.IGNORECASE), "the week before {date}"),
+    (re.compile(r"\b(?:last\s+month|a\s+month\s+ago)\b", re.IGNORECASE), "the month before {date}"),
     (re.compile(r"\bnext\s+week\b", re.IGNORECASE), "the week after {date}"),
     (re.compile(r"\bnext\s+month\b", re.IGNORECASE), "the month after {date}"),
 )
@@ -619,8 +671,7 @@ def time_answer(question: str, text: str, time: datetime) -> str | None:
         n = int(count) if count.isdigit() else _NUMBER_WORDS.get(count)
         phrase = str(time.year - n) if n else f"{count} years before {time.year}"
     elif _ASKS_YEAR.search(question):
-        phrase = str(time.year - 1) if re.search(r"\blast\s+year\b", text, re.I) else str(
-            time.year)
+        phrase = str(time.year - 1) if re.search(r"\blast\s+year\b", text, re.I) else str(time.year)
     elif _ASKS_MONTH.search(question):
         phrase = f"{time.strftime('%B')} {time.year}"
     else:
@@ -635,15 +686,18 @@ def time_answer(question: str, text: str, time: datetime) -> str | None:
 
 def _partners(row: EvidenceRow, by_id: dict[str, EvidenceRow]) -> list[EvidenceRow]:
     """Rows of the packet ``row`` is state-linked to (either direction)."""
-    return [by_id[t] for t in dict.fromkeys(row.record.targets(*_PAIR_LINKS))
-            if t in by_id and t != row.id]
-
+    return [
+        by_id[t]
+        for t in dict.fromkeys(row.record.targets(*_PAIR_LINKS))
+        if t in by_id and t != row.id
+    ]
 
 
 # clause boundaries: sentence ends, "but", ", and / while / although ...", and commas
 _CLAUSE_BOUNDARY = re.compile(
     r"((?<=[.!?;])\s+|,?\s+\bbut\b\s+|,\s+(?:and|while|although|though|whereas)\s+|,\s+)",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 
 
 def state_clauses(text: str, partners: Sequence[str]) -> str:
@@ -687,8 +741,11 @@ def state_clauses(text: str, partners: Sequence[str]) -> str:
     parts = _CLAUSE_BOUNDARY.split(text)
     clauses, seps = parts[0::2], parts[1::2]
     roots_of = [value_roots(c) for c in clauses]
-    drop = {i for i, (c, roots) in enumerate(zip(clauses, roots_of, strict=True))
-            if roots & restated and cues(c).ended}
+    drop = {
+        i
+        for i, (c, roots) in enumerate(zip(clauses, roots_of, strict=True))
+        if roots & restated and cues(c).ended
+    }
     kept = [i for i in range(len(clauses)) if i not in drop]
     if not drop or not any(roots_of[i] - theirs for i in kept):
         return text
@@ -749,8 +806,15 @@ def current_clauses(text: str, question: str) -> str:
     info = [(value_roots(c, min_chars=3), cues(c)) for c in clauses]
     # a clause that says what changed, naming its own value; a restriction ("only on
     # Fridays now") limits the continuing state instead of adding another one
-    shifted = [i for i, (roots, cc) in enumerate(info) if roots and cc.shift
-               and not cc.ended and not cc.still and not _RESTRICTIVE.search(clauses[i])]
+    shifted = [
+        i
+        for i, (roots, cc) in enumerate(info)
+        if roots
+        and cc.shift
+        and not cc.ended
+        and not cc.still
+        and not _RESTRICTIVE.search(clauses[i])
+    ]
     drop: set[int] = set()
     for i, (roots, cc) in enumerate(info):
         if not roots or roots & asked or not any(j != i for j in shifted):
@@ -784,8 +848,17 @@ def create_answer_chain(model: BaseChatModel, *, with_labels: bool = True) -> Ru
     return assign | prompt | model | StrOutputParser()
 
 
-_NETWORK_ERRORS = frozenset({"TransportError", "NetworkError", "ConnectError", "ConnectTimeout",
-                             "RemoteProtocolError", "ReadError", "WriteError"})
+_NETWORK_ERRORS = frozenset(
+    {
+        "TransportError",
+        "NetworkError",
+        "ConnectError",
+        "ConnectTimeout",
+        "RemoteProtocolError",
+        "ReadError",
+        "WriteError",
+    }
+)
 
 
 def failure_message(exc: BaseException, timeout_s: float) -> str:
@@ -844,8 +917,10 @@ class LLMAnswerer:
         with_time: bool = True,
         max_chars: int = MAX_ROW_CHARS,
     ) -> None:
-        if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or not (
-            timeout_s > 0
+        if (
+            isinstance(timeout_s, bool)
+            or not isinstance(timeout_s, (int, float))
+            or not (timeout_s > 0)
         ):
             raise ConfigError(f"timeout_s must be a positive number, got {timeout_s!r}")
         if max_chars < 1:
@@ -872,13 +947,19 @@ class LLMAnswerer:
     def _finish(self, raw: object, view: QueryView, ids: list[str]) -> Answer:
         text = _clean_output(raw)
         if not text:
-            return Answer(answer="", view=view, evidence_ids=ids, status="failed",
-                          error="empty model output")
+            return Answer(
+                answer="", view=view, evidence_ids=ids, status="failed", error="empty model output"
+            )
         return Answer(answer=text, view=view, evidence_ids=ids, status="answered")
 
     def _failed(self, exc: BaseException, view: QueryView, ids: list[str]) -> Answer:
-        return Answer(answer="", view=view, evidence_ids=ids, status="failed",
-                      error=failure_message(exc, self.timeout_s))
+        return Answer(
+            answer="",
+            view=view,
+            evidence_ids=ids,
+            status="failed",
+            error=failure_message(exc, self.timeout_s),
+        )
 
     def answer(
         self,

@@ -143,7 +143,8 @@ def project_label(row: EvidenceRow) -> EvidenceLabel:
 
 
 def label_rows(
-    rows: Iterable[EvidenceRow], view: QueryView | str | None = None,
+    rows: Iterable[EvidenceRow],
+    view: QueryView | str | None = None,
     context: Iterable[EvidenceRow] | None = None,
 ) -> list[EvidenceRow]:
     """Copies of the rows, in the same order, with ``label`` set by :func:`project_label`.
@@ -185,9 +186,14 @@ def label_rows(
             partners[c.id] = c
     earlier: set[str] = set()
     for r in by_id.values():
-        if any(p is not None and p.id != r.id and p.record.sort_key > r.record.sort_key
-               for p in map(partners.get, r.record.targets(LinkType.COEXISTS,
-                                                           LinkType.SCOPED_EXCEPTION))):
+        if any(
+            p is not None and p.id != r.id and p.record.sort_key > r.record.sort_key
+            for p in map(
+                partners.get, r.record.targets(LinkType.COEXISTS, LinkType.SCOPED_EXCEPTION)
+            )
+        ):
             earlier.add(r.id)
-    return [r.model_copy(update={"label": EvidenceLabel.HISTORICAL}) if r.id in earlier else r
-            for r in out]
+    return [
+        r.model_copy(update={"label": EvidenceLabel.HISTORICAL}) if r.id in earlier else r
+        for r in out
+    ]

@@ -79,9 +79,7 @@ Retrieved memories (data only):
 
 Answer:"""
 
-ANSWER_PROMPT = ChatPromptTemplate.from_messages(
-    [("system", _SYSTEM_LABELLED), ("human", _HUMAN)]
-)
+ANSWER_PROMPT = ChatPromptTemplate.from_messages([("system", _SYSTEM_LABELLED), ("human", _HUMAN)])
 """State-conditioned answer prompt (labels explained, view followed)."""
 
 PLAIN_ANSWER_PROMPT = ChatPromptTemplate.from_messages(

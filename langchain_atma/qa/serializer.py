@@ -171,10 +171,24 @@ def serialize_packet(
     if not items:
         return EMPTY_PACKET_TEXT
     if with_speaker is None:
-        with_speaker = len({r.record.provenance.speaker for r in items
-                            if isinstance(r, EvidenceRow) and r.record.provenance.speaker}) > 1
+        with_speaker = (
+            len(
+                {
+                    r.record.provenance.speaker
+                    for r in items
+                    if isinstance(r, EvidenceRow) and r.record.provenance.speaker
+                }
+            )
+            > 1
+        )
     return "\n".join(
-        serialize_row(i, row, with_time=with_time, with_labels=with_labels,
-                      max_chars=max_chars, with_speaker=with_speaker)
+        serialize_row(
+            i,
+            row,
+            with_time=with_time,
+            with_labels=with_labels,
+            max_chars=max_chars,
+            with_speaker=with_speaker,
+        )
         for i, row in enumerate(items, start=1)
     )

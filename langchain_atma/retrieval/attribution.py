@@ -110,8 +110,10 @@ def attribute_failure(
     want = _label_value(expected_label)
     if want is not None and target_id in labels and labels[target_id] != want:
         return "bank"
-    if alternate_id and alternate_id in packet and (
-        packet.index(alternate_id) < packet.index(target_id)
+    if (
+        alternate_id
+        and alternate_id in packet
+        and (packet.index(alternate_id) < packet.index(target_id))
     ):
         return "ranking"
     return "qa"

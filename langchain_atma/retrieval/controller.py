@@ -91,9 +91,16 @@ CONTROLLER_MODES: tuple[str, ...] = ("off", "shadow", "online")
 MAX_SELECTED = 3
 """Most rows a controller may foreground (further clipped by the packet's k)."""
 
-_VIEW_SYNONYMS = {"change": "transition", "changed": "transition", "past": "historical",
-                  "history": "historical", "old": "historical", "now": "current",
-                  "present": "current", "live": "current"}
+_VIEW_SYNONYMS = {
+    "change": "transition",
+    "changed": "transition",
+    "past": "historical",
+    "history": "historical",
+    "old": "historical",
+    "now": "current",
+    "present": "current",
+    "live": "current",
+}
 
 
 # ----------------------------------------------------------------------------- schema
@@ -186,8 +193,8 @@ class ControllerRun(BaseModel):
     controller: str = Field(description="Controller name.")
     output: ControllerOutput | None = Field(default=None, description="Parsed output.")
     error: str | None = Field(
-        default=None, description="Why there is no usable output: timeout | parse_error | "
-        "model_error."
+        default=None,
+        description="Why there is no usable output: timeout | parse_error | model_error.",
     )
     raw: str | None = Field(default=None, description="Raw model text (LLM controller).")
     ms: float = Field(default=0.0, description="Wall time of the call in milliseconds.")
@@ -260,8 +267,13 @@ def shortlist(
             QueryView.CURRENT: {LinkType.SUPERSEDED_BY.value, LinkType.EVOLVES_TO.value},
             QueryView.HISTORICAL: {LinkType.SUPERSEDES.value, LinkType.EVOLVES_FROM.value},
         }.get(profile.view, set())
-        others.sort(key=lambda r: (0 if r.relation in prefer else 1,
-                                   0 if r.bucket is Bucket.RELATION else 1, r.prerank))
+        others.sort(
+            key=lambda r: (
+                0 if r.relation in prefer else 1,
+                0 if r.bucket is Bucket.RELATION else 1,
+                r.prerank,
+            )
+        )
         n_other = min(len(others), max(max_rows // 2, max_rows - len(seeds)))
         picked = seeds[: max_rows - n_other] + others[:n_other]
         chosen = sorted(picked, key=lambda r: r.prerank)
@@ -386,8 +398,14 @@ def apply_controller(
 
 
 def _state_links() -> tuple[LinkType, ...]:
-    return (LinkType.SUPERSEDES, LinkType.SUPERSEDED_BY, LinkType.EVOLVES_FROM,
-            LinkType.EVOLVES_TO, LinkType.COEXISTS, LinkType.SCOPED_EXCEPTION)
+    return (
+        LinkType.SUPERSEDES,
+        LinkType.SUPERSEDED_BY,
+        LinkType.EVOLVES_FROM,
+        LinkType.EVOLVES_TO,
+        LinkType.COEXISTS,
+        LinkType.SCOPED_EXCEPTION,
+    )
 
 
 def _chains(
@@ -422,8 +440,10 @@ def _chains(
     chains: list[tuple[int, list[EvidenceRow], set[str]]] = []
     for members in groups.values():
         anchors = [
-            m for m in members
-            if m.bucket is Bucket.SEED and m.prerank < window
+            m
+            for m in members
+            if m.bucket is Bucket.SEED
+            and m.prerank < window
             and (floor is None or m.score is None or m.score >= floor)
         ]
         has_links = any(lk.type in state for m in members for lk in m.record.links)
@@ -433,8 +453,11 @@ def _chains(
 
 
 def _link_distance(
-    chain: list[EvidenceRow], starts: Sequence[str], types: Sequence[LinkType],
-    *, free_transitions: bool = False,
+    chain: list[EvidenceRow],
+    starts: Sequence[str],
+    types: Sequence[LinkType],
+    *,
+    free_transitions: bool = False,
 ) -> dict[str, int]:
     """Link distance of each chain member from the nearest of ``starts``.
 
@@ -475,8 +498,9 @@ def _strong_seeds(rows: Sequence[EvidenceRow], margin: float | None) -> set[str]
     floor = _score_floor(rows, margin)
     if floor is None:
         return set()
-    return {r.id for r in rows
-            if r.bucket is Bucket.SEED and r.score is not None and r.score >= floor}
+    return {
+        r.id for r in rows if r.bucket is Bucket.SEED and r.score is not None and r.score >= floor
+    }
 
 
 def _is_transition(row: EvidenceRow) -> bool:
@@ -487,16 +511,24 @@ def _distance_from_head(chain: list[EvidenceRow]) -> dict[str, int]:
     """Links from the chain's live end(s), walking backward (supersedes / evolves_from)."""
     by_id = {r.id: r for r in chain}
     heads = [
-        r.id for r in chain
-        if not any(t in by_id for t in r.record.targets(LinkType.SUPERSEDED_BY,
-                                                         LinkType.EVOLVES_TO))
+        r.id
+        for r in chain
+        if not any(
+            t in by_id for t in r.record.targets(LinkType.SUPERSEDED_BY, LinkType.EVOLVES_TO)
+        )
     ]
     return _link_distance(chain, heads, (LinkType.SUPERSEDES, LinkType.EVOLVES_FROM))
 
 
 def _pick(row: EvidenceRow, role: str, reason: str, *, change: bool = False) -> ControllerPick:
-    return ControllerPick(candidate_id=row.id, role=role, state_fit=1.0,
-                          change_fit=1.0 if change else 0.0, noise_risk=0.0, reason=reason)
+    return ControllerPick(
+        candidate_id=row.id,
+        role=role,
+        state_fit=1.0,
+        change_fit=1.0 if change else 0.0,
+        noise_risk=0.0,
+        reason=reason,
+    )
 
 
 def _current_picks(chain: list[EvidenceRow]) -> list[ControllerPick]:
@@ -504,15 +536,15 @@ def _current_picks(chain: list[EvidenceRow]) -> list[ControllerPick]:
     succ = [r for r in active if r.record.targets(LinkType.SUPERSEDES, LinkType.EVOLVES_FROM)]
     succ_ids = {r.id for r in succ}
     partners = [
-        r for r in active
+        r
+        for r in active
         if r.id not in succ_ids and r.record.targets(LinkType.COEXISTS, LinkType.SCOPED_EXCEPTION)
     ]
     # of coexisting records, the latest statement first ("these days ...")
     partners.sort(key=lambda r: r.record.sort_key, reverse=True)
-    return [_pick(r, "current", "live head: active record that replaced an older state")
-            for r in succ] + [
-        _pick(r, "current", "active record coexisting with the live state") for r in partners
-    ]
+    return [
+        _pick(r, "current", "live head: active record that replaced an older state") for r in succ
+    ] + [_pick(r, "current", "active record coexisting with the live state") for r in partners]
 
 
 def _earlier_partners(chain: list[EvidenceRow]) -> list[EvidenceRow]:
@@ -522,11 +554,15 @@ def _earlier_partners(chain: list[EvidenceRow]) -> list[EvidenceRow]:
     for r in chain:
         if r.record.status is not RecordStatus.ACTIVE:
             continue
-        partners = [by_id[t] for t in r.record.targets(LinkType.COEXISTS,
-                                                       LinkType.SCOPED_EXCEPTION)
-                    if t in by_id and t != r.id]
-        if any(p.record.status is RecordStatus.ACTIVE and p.record.sort_key > r.record.sort_key
-               for p in partners):
+        partners = [
+            by_id[t]
+            for t in r.record.targets(LinkType.COEXISTS, LinkType.SCOPED_EXCEPTION)
+            if t in by_id and t != r.id
+        ]
+        if any(
+            p.record.status is RecordStatus.ACTIVE and p.record.sort_key > r.record.sort_key
+            for p in partners
+        ):
             out.append(r)
     return sorted(out, key=lambda r: r.record.sort_key)
 
@@ -534,12 +570,21 @@ def _earlier_partners(chain: list[EvidenceRow]) -> list[EvidenceRow]:
 def _historical_picks(chain: list[EvidenceRow]) -> list[ControllerPick]:
     dist = _distance_from_head(chain)
     old = [r for r in chain if r.record.status is RecordStatus.SUPERSEDED]
-    old.sort(key=lambda r: (dist.get(r.id, 1 << 30), -r.record.time.timestamp(),
-                            -r.record.seq, r.prerank))
-    return [_pick(r, "historical", "superseded state of the chain (nearest to the head first)")
-            for r in old] + [
+    old.sort(
+        key=lambda r: (
+            dist.get(r.id, 1 << 30),
+            -r.record.time.timestamp(),
+            -r.record.seq,
+            r.prerank,
+        )
+    )
+    return [
+        _pick(r, "historical", "superseded state of the chain (nearest to the head first)")
+        for r in old
+    ] + [
         _pick(r, "historical", "earlier of coexisting records (stated first)")
-        for r in _earlier_partners(chain)]
+        for r in _earlier_partners(chain)
+    ]
 
 
 def _transition_picks(chain: list[EvidenceRow]) -> list[ControllerPick]:
@@ -550,8 +595,9 @@ def _transition_picks(chain: list[EvidenceRow]) -> list[ControllerPick]:
         out.append(_pick(t, "transition", "record describing the change", change=True))
         for target in t.record.targets(LinkType.EVOLVES_FROM, LinkType.EVOLVES_TO):
             if target in by_id and not _is_transition(by_id[target]):
-                out.append(_pick(by_id[target], "endpoint", "state at one end of the change",
-                                 change=True))
+                out.append(
+                    _pick(by_id[target], "endpoint", "state at one end of the change", change=True)
+                )
     if trans:
         return out
     # no transition record: the supersession pair is the change (old, then new)
@@ -565,8 +611,9 @@ def _transition_picks(chain: list[EvidenceRow]) -> list[ControllerPick]:
     return out
 
 
-def _recency_pick(rows: Sequence[EvidenceRow], view: QueryView,
-                  margin: float | None) -> ControllerPick | None:
+def _recency_pick(
+    rows: Sequence[EvidenceRow], view: QueryView, margin: float | None
+) -> ControllerPick | None:
     """The latest (current view) or earliest (historical view) of the best matches.
 
     Seeds that state a fact (``states_fact`` not False), said by the speaker of
@@ -576,19 +623,31 @@ def _recency_pick(rows: Sequence[EvidenceRow], view: QueryView,
     floor = _score_floor(rows, margin)
     if floor is None:
         return None
-    facts = [r for r in rows if r.bucket is Bucket.SEED and r.score is not None
-             and r.record.states_fact is not False]
+    facts = [
+        r
+        for r in rows
+        if r.bucket is Bucket.SEED and r.score is not None and r.record.states_fact is not False
+    ]
     speaker = facts[0].record.provenance.speaker if facts else None
-    near = [r for r in facts if r.score is not None and r.score >= floor
-            and r.record.provenance.speaker == speaker]
+    near = [
+        r
+        for r in facts
+        if r.score is not None and r.score >= floor and r.record.provenance.speaker == speaker
+    ]
     if len(near) < 2:
         return None
     if view is QueryView.CURRENT:
-        pick = _pick(max(near, key=lambda r: r.record.sort_key), "current",
-                     "latest of the equally close matches")
+        pick = _pick(
+            max(near, key=lambda r: r.record.sort_key),
+            "current",
+            "latest of the equally close matches",
+        )
     else:
-        pick = _pick(min(near, key=lambda r: r.record.sort_key), "historical",
-                     "earliest of the equally close matches")
+        pick = _pick(
+            min(near, key=lambda r: r.record.sort_key),
+            "historical",
+            "earliest of the equally close matches",
+        )
     return pick.model_copy(update={"rank": 1})
 
 
@@ -667,16 +726,19 @@ class OfflineController:
     name = "offline"
 
     def __init__(
-        self, *, window: int | None = None, margin: float | None = 0.25,
-        hops: int | None = None, front_margin: float | None = 0.2,
+        self,
+        *,
+        window: int | None = None,
+        margin: float | None = 0.25,
+        hops: int | None = None,
+        front_margin: float | None = 0.2,
         recency_margin: float | None = 0.06,
     ) -> None:
         self.window = None if window is None else validate_k(window, "window")
         self.margin = optional_non_negative(margin, "margin")
         self.front_margin = optional_non_negative(front_margin, "front_margin")
         self.recency_margin = optional_non_negative(recency_margin, "recency_margin")
-        if hops is not None and (isinstance(hops, bool) or not isinstance(hops, int)
-                                 or hops < 0):
+        if hops is not None and (isinstance(hops, bool) or not isinstance(hops, int) or hops < 0):
             raise ConfigError(f"hops must be an int >= 0 or None, got {hops!r}")
         self.hops = hops
 
@@ -695,10 +757,14 @@ class OfflineController:
         for full_chain, anchors in chains:
             # a chain can join several facts through links of other writes: keep the
             # part around the seeds that matched the question, nearest first
-            dist = _link_distance(full_chain, sorted(anchors), _state_links(),
-                                  free_transitions=True)
-            chain = [r for r in full_chain if r.id in dist
-                     and (self.hops is None or dist[r.id] <= self.hops)]
+            dist = _link_distance(
+                full_chain, sorted(anchors), _state_links(), free_transitions=True
+            )
+            chain = [
+                r
+                for r in full_chain
+                if r.id in dist and (self.hops is None or dist[r.id] <= self.hops)
+            ]
             heads = _current_picks(chain)
             olds = _historical_picks(chain)
             if heads and olds:
@@ -706,10 +772,14 @@ class OfflineController:
             if view is QueryView.TRANSITION:
                 picks_here = _transition_picks(chain)  # transition picks keep change order
             else:  # nearest to the nominating seeds first (stable: ties keep rule order)
-                picks_here = sorted(heads if view is QueryView.CURRENT else olds,
-                                    key=lambda p: 0 if p.candidate_id in strong
-                                    and dist[p.candidate_id] <= 1
-                                    else dist[p.candidate_id])
+                picks_here = sorted(
+                    heads if view is QueryView.CURRENT else olds,
+                    key=lambda p: (
+                        0
+                        if p.candidate_id in strong and dist[p.candidate_id] <= 1
+                        else dist[p.candidate_id]
+                    ),
+                )
             for pick in picks_here:
                 if len(picks) < limit and pick.candidate_id not in seen:
                     seen.add(pick.candidate_id)
@@ -743,8 +813,9 @@ class OfflineController:
         """Run the rule (``config`` is accepted for interface parity and unused)."""
         start = time.perf_counter()
         out = self.select(profile, rows, k=k)
-        return ControllerRun(controller=self.name, output=out,
-                             ms=(time.perf_counter() - start) * 1000.0)
+        return ControllerRun(
+            controller=self.name, output=out, ms=(time.perf_counter() - start) * 1000.0
+        )
 
     async def arun(
         self,
@@ -1015,16 +1086,22 @@ class LLMController:
         start = time.perf_counter()
         messages, aliases = self.build_messages(profile, rows, k=k)
         try:
-            result = invoke_bounded(self._runnable, messages, timeout_s=self.timeout_s,
-                                    config=config)
+            result = invoke_bounded(
+                self._runnable, messages, timeout_s=self.timeout_s, config=config
+            )
         except TimeoutError:
             logger.warning("retrieve controller timed out after %.1f s", self.timeout_s)
-            return ControllerRun(controller=self.name, error="timeout",
-                                 ms=(time.perf_counter() - start) * 1000.0)
+            return ControllerRun(
+                controller=self.name, error="timeout", ms=(time.perf_counter() - start) * 1000.0
+            )
         except Exception as exc:  # noqa: BLE001 - a controller never breaks retrieval
             logger.warning("retrieve controller failed: %s", exc)
-            return ControllerRun(controller=self.name, error="model_error", raw=str(exc)[:500],
-                                 ms=(time.perf_counter() - start) * 1000.0)
+            return ControllerRun(
+                controller=self.name,
+                error="model_error",
+                raw=str(exc)[:500],
+                ms=(time.perf_counter() - start) * 1000.0,
+            )
         return self._finish(result, aliases, start)
 
     async def arun(
@@ -1039,14 +1116,20 @@ class LLMController:
         start = time.perf_counter()
         messages, aliases = self.build_messages(profile, rows, k=k)
         try:
-            result = await ainvoke_bounded(self._runnable, messages, timeout_s=self.timeout_s,
-                                           config=config)
+            result = await ainvoke_bounded(
+                self._runnable, messages, timeout_s=self.timeout_s, config=config
+            )
         except TimeoutError:
             logger.warning("retrieve controller timed out after %.1f s", self.timeout_s)
-            return ControllerRun(controller=self.name, error="timeout",
-                                 ms=(time.perf_counter() - start) * 1000.0)
+            return ControllerRun(
+                controller=self.name, error="timeout", ms=(time.perf_counter() - start) * 1000.0
+            )
         except Exception as exc:  # noqa: BLE001 - a controller never breaks retrieval
             logger.warning("retrieve controller failed: %s", exc)
-            return ControllerRun(controller=self.name, error="model_error", raw=str(exc)[:500],
-                                 ms=(time.perf_counter() - start) * 1000.0)
+            return ControllerRun(
+                controller=self.name,
+                error="model_error",
+                raw=str(exc)[:500],
+                ms=(time.perf_counter() - start) * 1000.0,
+            )
         return self._finish(result, aliases, start)

@@ -62,7 +62,8 @@ class QueryProfile(BaseModel):
     probabilities: dict[str, float] = Field(
         default_factory=dict,
         description="The profiler's probability of each view (empty when the view was set "
-        "by the caller).")
+        "by the caller).",
+    )
 
 
 class EvidenceRow(BaseModel):
@@ -73,7 +74,8 @@ class EvidenceRow(BaseModel):
     score: float | None = Field(
         default=None,
         description="Seed score (seeds only): the host similarity, less the other-speaker "
-        "penalty for another speaker's turn when the question names one speaker.")
+        "penalty for another speaker's turn when the question names one speaker.",
+    )
     relation: str | None = Field(
         default=None,
         description="For relation/neighbour rows: the link type followed to reach it "

@@ -220,16 +220,18 @@ class SpeakerDirectory:
         enabled: ``False`` = know no speaker (turns the rewrite off).
     """
 
-    def __init__(self, negative_ttl_s: float = 60.0, max_entries: int = 4096,
-                 *, enabled: bool = True) -> None:
+    def __init__(
+        self, negative_ttl_s: float = 60.0, max_entries: int = 4096, *, enabled: bool = True
+    ) -> None:
         self.enabled = enabled
         self.negative_ttl_s = negative_ttl_s
         self.max_entries = max_entries
         self._known: dict[tuple[str, str], tuple[bool, float]] = {}
         self._lock = threading.Lock()
 
-    def probe_vector(self, bank: StateBank,
-                     hint: Sequence[float] | np.ndarray | None = None) -> np.ndarray:
+    def probe_vector(
+        self, bank: StateBank, hint: Sequence[float] | np.ndarray | None = None
+    ) -> np.ndarray:
         """Any vector of the bank's dimension, for the top-1 speaker checks.
 
         The check only asks whether a row exists, so the vector's direction does
@@ -239,14 +241,16 @@ class SpeakerDirectory:
         with _PROBES_LOCK:
             vec = _PROBES.get(bank)
         if vec is None:
-            vec = np.asarray(hint if hint is not None else bank.embed_query("speaker"),
-                             dtype=np.float32)
+            vec = np.asarray(
+                hint if hint is not None else bank.embed_query("speaker"), dtype=np.float32
+            )
             with _PROBES_LOCK:
                 _PROBES[bank] = vec
         return vec
 
-    def is_speaker(self, bank: StateBank, namespace: str, name: str,
-                   vector: Sequence[float] | np.ndarray) -> bool:
+    def is_speaker(
+        self, bank: StateBank, namespace: str, name: str, vector: Sequence[float] | np.ndarray
+    ) -> bool:
         """True when ``name`` speaks in ``namespace``."""
         if not self.enabled:
             return False
@@ -351,8 +355,9 @@ def speaker_seed_rows(
     name: str | None = None
     if info.candidates and directory.enabled:
         probe = directory.probe_vector(bank, query_vector)
-        name = the_named_speaker([n for n in info.candidates
-                                  if directory.is_speaker(bank, namespace, n, probe)])
+        name = the_named_speaker(
+            [n for n in info.candidates if directory.is_speaker(bank, namespace, n, probe)]
+        )
     text = query
     if name is not None:
         rewritten = first_person_query(query, name)
@@ -407,7 +412,8 @@ def validate_no_fact_penalty(value: object) -> float | None:
 
 
 def demote_no_fact(
-    ranked: Sequence[tuple[MemoryRecord, float]], penalty: float,
+    ranked: Sequence[tuple[MemoryRecord, float]],
+    penalty: float,
 ) -> list[tuple[MemoryRecord, float]]:
     """Scores of records that state no fact lowered by ``penalty``, then re-sorted.
 
@@ -421,17 +427,23 @@ def demote_no_fact(
         >>> [(r.content, round(s, 2)) for r, s in demote_no_fact([(q, 0.6), (f, 0.55)], 0.1)]
         [('I run 5k.', 0.55), ('How was it?', 0.5)]
     """
-    scored = [(rec, score - penalty if rec.states_fact is False else score)
-              for rec, score in ranked]
+    scored = [
+        (rec, score - penalty if rec.states_fact is False else score) for rec, score in ranked
+    ]
     return sorted(scored, key=lambda p: -p[1])
 
 
 def _prefer_speaker(
-    hits: Sequence[ScoredRecord], speaker: str, penalty: float, seed_k: int,
+    hits: Sequence[ScoredRecord],
+    speaker: str,
+    penalty: float,
+    seed_k: int,
 ) -> list[tuple[MemoryRecord, float]]:
     """Another speaker's hits score ``penalty`` lower; the best ``seed_k`` are kept."""
-    scored = [(h.record, float(h.score) - (penalty if h.record.provenance.speaker != speaker
-                                           else 0.0)) for h in hits]
+    scored = [
+        (h.record, float(h.score) - (penalty if h.record.provenance.speaker != speaker else 0.0))
+        for h in hits
+    ]
     return sorted(scored, key=lambda p: -p[1])[:seed_k]  # stable: host order breaks ties
 
 
@@ -589,9 +601,7 @@ def stable_prerank(rows: Iterable[EvidenceRow]) -> list[EvidenceRow]:
     Returns copies with ``prerank`` set to the position and controller marks
     cleared; on a pool from :func:`build_pool` the order is unchanged.
     """
-    ordered = sorted(
-        enumerate(rows), key=lambda p: (_BUCKET_ORDER.get(p[1].bucket, 3), p[0])
-    )
+    ordered = sorted(enumerate(rows), key=lambda p: (_BUCKET_ORDER.get(p[1].bucket, 3), p[0]))
     return [
         row.model_copy(
             update={"prerank": i, "selected_by_controller": False, "controller_rank": None}

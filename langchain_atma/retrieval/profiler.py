@@ -53,8 +53,9 @@ class QueryProfiler:
         JudgeModelError: the shipped model is missing or corrupt.
     """
 
-    def __init__(self, model: StateModel | None = None, *,
-                 max_chars: int = MAX_ANALYSED_CHARS) -> None:
+    def __init__(
+        self, model: StateModel | None = None, *, max_chars: int = MAX_ANALYSED_CHARS
+    ) -> None:
         self._model = model
         self._max_chars = positive_int(max_chars, "max_chars")
         self._cache: OrderedDict[str, QueryProfile] = OrderedDict()
@@ -93,9 +94,12 @@ class QueryProfiler:
             model = self.model
             probs = model.view_probabilities([text])[0]
             hit = QueryProfile(
-                query=text, view=QueryView(model.views[int(probs.argmax())]),
-                probabilities={v: round(float(p), 4) for v, p in zip(model.views, probs,
-                                                                     strict=True)})
+                query=text,
+                view=QueryView(model.views[int(probs.argmax())]),
+                probabilities={
+                    v: round(float(p), 4) for v, p in zip(model.views, probs, strict=True)
+                },
+            )
             with self._lock:
                 self._cache[text] = hit
                 while len(self._cache) > CACHE_SIZE:

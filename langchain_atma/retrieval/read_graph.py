@@ -149,9 +149,7 @@ def trace_summary(state: dict[str, Any]) -> dict[str, Any]:
         "answer": answer.answer if answer is not None else None,
         "answer_status": answer.status if answer is not None else None,
         "answer_error": answer.error if answer is not None else None,
-        "nodes": [
-            {k: e.get(k) for k in ("level", "node", "ms")} for e in state.get("trace") or []
-        ],
+        "nodes": [{k: e.get(k) for k in ("level", "node", "ms")} for e in state.get("trace") or []],
     }
 
 
@@ -161,13 +159,16 @@ _AWork = Callable[[ReadState, RunnableConfig], Awaitable[tuple[dict[str, Any], s
 
 def _wrap(level: str, node: str, work: _Work, awork: _AWork) -> RunnableLambda[Any, Any]:
     """A graph node running ``work`` as a named child run and adding its trace entry."""
-    inner: RunnableLambda[Any, Any] = RunnableLambda(
-        work, afunc=awork, name=f"atma.{level}.{node}"
-    )
+    inner: RunnableLambda[Any, Any] = RunnableLambda(work, afunc=awork, name=f"atma.{level}.{node}")
 
     def _entry(saw: str, decided: str, start: float) -> dict[str, Any]:
-        return {"level": level, "node": node, "saw": saw, "decided": decided,
-                "ms": round((time.perf_counter() - start) * 1000.0, 3)}
+        return {
+            "level": level,
+            "node": node,
+            "saw": saw,
+            "decided": decided,
+            "ms": round((time.perf_counter() - start) * 1000.0, 3),
+        }
 
     def call(state: ReadState, config: RunnableConfig) -> dict[str, Any]:
         start = time.perf_counter()
@@ -270,28 +271,39 @@ def create_read_graph(
         decided = f"view={p.view.value} " + json.dumps(p.probabilities, sort_keys=True)
         return {"namespace": ns, "profile": p}, f"question of {len(question)} chars", decided
 
-    async def profile_awork(state: ReadState, config: RunnableConfig) -> (
-        tuple[dict[str, Any], str, str]
-    ):
+    async def profile_awork(
+        state: ReadState, config: RunnableConfig
+    ) -> tuple[dict[str, Any], str, str]:
         # the first question loads the state model from disk: never on the event loop
         return await run_in_executor(config, profile_work, state, config)
 
     def seed_work(state: ReadState, config: RunnableConfig) -> tuple[dict[str, Any], str, str]:
         ns = state["namespace"]
-        seeds, info = speaker_seed_rows(bank, ns, state["profile"].query, seed_k=sk,
-                                        speakers=speakers,
-                                        other_speaker_penalty=other_speaker_penalty,
-                                        no_fact_penalty=no_fact_penalty)
-        how = (f"; speaker {info.speaker!r}, also searched as {info.rewritten!r}"
-               if info.rewritten else "")
+        seeds, info = speaker_seed_rows(
+            bank,
+            ns,
+            state["profile"].query,
+            seed_k=sk,
+            speakers=speakers,
+            other_speaker_penalty=other_speaker_penalty,
+            no_fact_penalty=no_fact_penalty,
+        )
+        how = (
+            f"; speaker {info.speaker!r}, also searched as {info.rewritten!r}"
+            if info.rewritten
+            else ""
+        )
         if info.preferred:
             how += f"; {info.own_hits} of {info.preferred!r}'s own turns"
-        return ({"seeds": seeds}, f"namespace={ns}, seed_k={sk}",
-                f"{len(seeds)} host seeds{how}: {_ids(seeds)}")
+        return (
+            {"seeds": seeds},
+            f"namespace={ns}, seed_k={sk}",
+            f"{len(seeds)} host seeds{how}: {_ids(seeds)}",
+        )
 
-    async def seed_awork(state: ReadState, config: RunnableConfig) -> (
-        tuple[dict[str, Any], str, str]
-    ):
+    async def seed_awork(
+        state: ReadState, config: RunnableConfig
+    ) -> tuple[dict[str, Any], str, str]:
         return await run_in_executor(config, seed_work, state, config)
 
     def expand_work(state: ReadState, config: RunnableConfig) -> tuple[dict[str, Any], str, str]:
@@ -299,26 +311,32 @@ def create_read_graph(
         pool = expand_pool(bank, state["namespace"], seeds, state["profile"])
         n_rel = sum(1 for r in pool if r.bucket is Bucket.RELATION)
         n_nbr = sum(1 for r in pool if r.bucket is Bucket.NEIGHBOUR)
-        return ({"pool": pool}, f"{len(seeds)} seeds, view={state['profile'].view.value}",
-                f"pool of {len(pool)}: {len(pool) - n_rel - n_nbr} seed, {n_rel} relation, "
-                f"{n_nbr} neighbour")
+        return (
+            {"pool": pool},
+            f"{len(seeds)} seeds, view={state['profile'].view.value}",
+            f"pool of {len(pool)}: {len(pool) - n_rel - n_nbr} seed, {n_rel} relation, "
+            f"{n_nbr} neighbour",
+        )
 
-    async def expand_awork(state: ReadState, config: RunnableConfig) -> (
-        tuple[dict[str, Any], str, str]
-    ):
+    async def expand_awork(
+        state: ReadState, config: RunnableConfig
+    ) -> tuple[dict[str, Any], str, str]:
         return await run_in_executor(config, expand_work, state, config)
 
-    def _rank_finish(state: ReadState, run: ControllerRun | None) -> tuple[
-        dict[str, Any], str, str
-    ]:
+    def _rank_finish(
+        state: ReadState, run: ControllerRun | None
+    ) -> tuple[dict[str, Any], str, str]:
         pool = state.get("pool") or []
-        packet = assemble_packet(state["profile"], pool, run, k=kk, mode=controller_mode,
-                                 use_labels=False)
+        packet = assemble_packet(
+            state["profile"], pool, run, k=kk, mode=controller_mode, use_labels=False
+        )
         picks = [r.id[:8] for r in packet.rows if r.selected_by_controller]
-        return ({"controller": run, "packet": packet},
-                f"pool of {len(pool)}, k={kk}, controller={ctl.name} ({controller_mode})",
-                f"status={packet.controller_status}, picks=[{', '.join(picks)}], "
-                f"packet=[{_ids(packet.rows, kk)}]")
+        return (
+            {"controller": run, "packet": packet},
+            f"pool of {len(pool)}, k={kk}, controller={ctl.name} ({controller_mode})",
+            f"status={packet.controller_status}, picks=[{', '.join(picks)}], "
+            f"packet=[{_ids(packet.rows, kk)}]",
+        )
 
     def rank_work(state: ReadState, config: RunnableConfig) -> tuple[dict[str, Any], str, str]:
         pool = state.get("pool") or []
@@ -327,9 +345,9 @@ def create_read_graph(
             run = ctl.run(state["profile"], pool, k=kk, config=config)
         return _rank_finish(state, run)
 
-    async def rank_awork(state: ReadState, config: RunnableConfig) -> (
-        tuple[dict[str, Any], str, str]
-    ):
+    async def rank_awork(
+        state: ReadState, config: RunnableConfig
+    ) -> tuple[dict[str, Any], str, str]:
         pool = state.get("pool") or []
         run = None
         if controller_mode != "off" and pool:
@@ -337,29 +355,32 @@ def create_read_graph(
         return _rank_finish(state, run)
 
     # -------------------------------------------------------------------- QA level
-    def serialize_work(state: ReadState, config: RunnableConfig) -> (
-        tuple[dict[str, Any], str, str]
-    ):
+    def serialize_work(state: ReadState, config: RunnableConfig) -> tuple[dict[str, Any], str, str]:
         packet = state["packet"]
         rows = label_rows(packet.rows, view=packet.profile.view, context=state.get("pool"))
         labelled = packet.model_copy(update={"rows": rows})
         text = serialize_packet(rows, with_time=True, with_labels=use_labels)
         labels = ", ".join(r.label.value if r.label else "-" for r in rows)
-        return ({"packet": labelled, "serialized": text},
-                f"{len(rows)} packet rows, labels {'on' if use_labels else 'off'}",
-                f"labels=[{labels}]")
+        return (
+            {"packet": labelled, "serialized": text},
+            f"{len(rows)} packet rows, labels {'on' if use_labels else 'off'}",
+            f"labels=[{labels}]",
+        )
 
-    async def serialize_awork(state: ReadState, config: RunnableConfig) -> (
-        tuple[dict[str, Any], str, str]
-    ):
+    async def serialize_awork(
+        state: ReadState, config: RunnableConfig
+    ) -> tuple[dict[str, Any], str, str]:
         return serialize_work(state, config)
 
     def _answer_out(answer: Answer, state: ReadState) -> tuple[dict[str, Any], str, str]:
         shown = len(state["packet"].rows)
         used = ", ".join(i[:8] for i in answer.evidence_ids)
         failure = f" ({answer.error})" if answer.error else ""  # a failed model stays visible
-        return ({"answer": answer}, f"{shown} rows, view={state['profile'].view.value}",
-                f"status={answer.status}{failure}, evidence=[{used}]")
+        return (
+            {"answer": answer},
+            f"{shown} rows, view={state['profile'].view.value}",
+            f"status={answer.status}{failure}, evidence=[{used}]",
+        )
 
     def answer_work(state: ReadState, config: RunnableConfig) -> tuple[dict[str, Any], str, str]:
         extra = {"config": config} if qa_takes_config else {}
@@ -370,12 +391,13 @@ def create_read_graph(
         )
         return _answer_out(answer, state)
 
-    async def answer_awork(state: ReadState, config: RunnableConfig) -> (
-        tuple[dict[str, Any], str, str]
-    ):
+    async def answer_awork(
+        state: ReadState, config: RunnableConfig
+    ) -> tuple[dict[str, Any], str, str]:
         extra = {"config": config} if qa_takes_config else {}
-        answer = await qa.aanswer(state["question"], state["profile"], state["packet"].rows,
-                                  **extra)
+        answer = await qa.aanswer(
+            state["question"], state["profile"], state["packet"].rows, **extra
+        )
         summary = trace_summary({**state, "answer": answer})
         await RunnableLambda(_identity, name="atma.trace").ainvoke(
             summary, merge_configs(config, {"metadata": {"atma.trace": summary}})
@@ -394,8 +416,9 @@ def create_read_graph(
     prev = START
     for level, node in _NODES:
         work, awork = works[node]
-        graph.add_node(node, _wrap(level, node, work, awork),
-                       metadata={"atma.level": level, "atma.node": node})
+        graph.add_node(
+            node, _wrap(level, node, work, awork), metadata={"atma.level": level, "atma.node": node}
+        )
         graph.add_edge(prev, node)
         prev = node
     graph.add_edge(prev, END)

@@ -61,10 +61,25 @@ _NOT_NOUN_AFTER_HER = frozenset(
     because so then too yet again before after since until""".split()
 )
 _CAP = re.compile(r"\b[A-Z][\w\-]*(?:['\u2019]s\b)?")
-_AUX_BEFORE = {"does": "do", "is": "am", "has": "have", "doesn't": "don't", "isn't": "am not",
-               "hasn't": "haven't", "was": "was", "wasn't": "wasn't"}
-_AUX_AFTER = {"is": "am", "has": "have", "does": "do", "doesn't": "don't", "isn't": "am not",
-              "hasn't": "haven't", "'s": "'m"}
+_AUX_BEFORE = {
+    "does": "do",
+    "is": "am",
+    "has": "have",
+    "doesn't": "don't",
+    "isn't": "am not",
+    "hasn't": "haven't",
+    "was": "was",
+    "wasn't": "wasn't",
+}
+_AUX_AFTER = {
+    "is": "am",
+    "has": "have",
+    "does": "do",
+    "doesn't": "don't",
+    "isn't": "am not",
+    "hasn't": "haven't",
+    "'s": "'m",
+}
 
 
 def name_candidates(question: str) -> list[str]:
@@ -89,8 +104,11 @@ def name_candidates(question: str) -> list[str]:
         if w.lower() in _NOT_NAMES or len(w) < 2:
             continue
         nxt = i + 1
-        if nxt < len(words) and words[nxt].lower() not in _NOT_NAMES and \
-                question[spans[i][1]:spans[nxt][0]] == " ":
+        if (
+            nxt < len(words)
+            and words[nxt].lower() not in _NOT_NAMES
+            and question[spans[i][1] : spans[nxt][0]] == " "
+        ):
             out.append(f"{w} {words[nxt]}")
         out.append(w)
     return list(dict.fromkeys(out))[:MAX_CANDIDATES]
@@ -141,13 +159,14 @@ def first_person_query(question: str, name: str) -> str:
 
     out = re.sub(rf"\b{esc}\b", _name, out)
     out = re.sub(r"\b(she|he)\b", lambda m: _case("I", m.group(0)), out, flags=re.IGNORECASE)
-    out = re.sub(r"\b(herself|himself)\b", lambda m: _case("myself", m.group(0)), out,
-                 flags=re.IGNORECASE)
+    out = re.sub(
+        r"\b(herself|himself)\b", lambda m: _case("myself", m.group(0)), out, flags=re.IGNORECASE
+    )
     out = re.sub(r"\bhis\b", lambda m: _case("my", m.group(0)), out, flags=re.IGNORECASE)
     out = re.sub(r"\bhim\b", lambda m: _case("me", m.group(0)), out, flags=re.IGNORECASE)
 
     def _her(m: re.Match[str]) -> str:
-        nxt = re.match(r"\s+([A-Za-z][\w\-']*)", out[m.end():])
+        nxt = re.match(r"\s+([A-Za-z][\w\-']*)", out[m.end() :])
         possessive = nxt is not None and nxt.group(1).lower() not in _NOT_NOUN_AFTER_HER
         return _case("my" if possessive else "me", m.group(0))
 
@@ -156,8 +175,9 @@ def first_person_query(question: str, name: str) -> str:
     def _before(m: re.Match[str]) -> str:
         return f"{_case(_AUX_BEFORE[m.group(1).lower()], m.group(1))} I"
 
-    out = re.sub(r"\b(does|is|has|doesn't|isn't|hasn't|was|wasn't) I\b", _before, out,
-                 flags=re.IGNORECASE)
+    out = re.sub(
+        r"\b(does|is|has|doesn't|isn't|hasn't|was|wasn't) I\b", _before, out, flags=re.IGNORECASE
+    )
 
     def _after(m: re.Match[str]) -> str:
         aux = m.group(1)

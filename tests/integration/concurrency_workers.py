@@ -21,8 +21,13 @@ SUCCESSOR_LINKS = (LinkType.SUPERSEDED_BY, LinkType.EVOLVES_TO)
 
 
 def open_bank(url: str, coll: str, lock_dir: str, process_lock: bool = True) -> StateBank:
-    return StateBank(url=url, collection_name=coll, embeddings=DeterministicFakeEmbedding(
-        size=EMB_SIZE), lock_dir=lock_dir, process_lock=process_lock)
+    return StateBank(
+        url=url,
+        collection_name=coll,
+        embeddings=DeterministicFakeEmbedding(size=EMB_SIZE),
+        lock_dir=lock_dir,
+        process_lock=process_lock,
+    )
 
 
 def supersede_live(bank: StateBank, ns: str, slot: str, content: str, event: str) -> str:
@@ -32,31 +37,46 @@ def supersede_live(bank: StateBank, ns: str, slot: str, content: str, event: str
         if len(live) != 1:
             raise AssertionError(f"slot {slot}: {len(live)} live records under the lock")
         res = bank.commit(
-            MemoryRecord(namespace=ns, content=content, slot=slot,
-                         provenance=Provenance(source_event_id=event)),
+            MemoryRecord(
+                namespace=ns,
+                content=content,
+                slot=slot,
+                provenance=Provenance(source_event_id=event),
+            ),
             [CommitDecision(action=CommitAction.SUPERSEDE, target_id=live[0].id)],
         )
         assert res.record is not None
         return res.record.id
 
 
-def writer(url: str, coll: str, ns: str, lock_dir: str, wid: int, m: int,
-           slots: list[str], start: Any, out: Any) -> None:
+def writer(
+    url: str,
+    coll: str,
+    ns: str,
+    lock_dir: str,
+    wid: int,
+    m: int,
+    slots: list[str],
+    start: Any,
+    out: Any,
+) -> None:
     """M colliding slot updates: every writer cycles through the same few slots."""
     try:
         bank = open_bank(url, coll, lock_dir)
         start.wait(60)
         for i in range(m):
             slot = slots[(wid + i) % len(slots)]
-            supersede_live(bank, ns, slot, f"writer {wid} update {i}: new {slot} value",
-                           f"w{wid}-e{i}")
+            supersede_live(
+                bank, ns, slot, f"writer {wid} update {i}: new {slot} value", f"w{wid}-e{i}"
+            )
         out.put(("writer", wid, m, None))
     except BaseException:  # noqa: BLE001
         out.put(("writer", wid, None, traceback.format_exc()))
 
 
-def reader(url: str, coll: str, ns: str, lock_dir: str, slots: list[str], start: Any,
-           stop: Any, out: Any) -> None:
+def reader(
+    url: str, coll: str, ns: str, lock_dir: str, slots: list[str], start: Any, stop: Any, out: Any
+) -> None:
     """Query while the writers run; every returned row must be well-formed."""
     problems: list[str] = []
     queries = 0
@@ -81,13 +101,22 @@ def reader(url: str, coll: str, ns: str, lock_dir: str, slots: list[str], start:
             time.sleep(0.05)  # leave the server (and a 2-core machine) to the writers
         out.put(("reader", 0, {"queries": queries, "problems": problems}, None))
     except BaseException:  # noqa: BLE001
-        out.put(("reader", 0, {"queries": queries, "problems": problems},
-                 traceback.format_exc()))
+        out.put(("reader", 0, {"queries": queries, "problems": problems}, traceback.format_exc()))
 
 
-def stalled_writer(url: str, coll: str, ns: str, lock_dir: str, process_lock: bool,
-                   slot: str, ready: Any, in_write: Any, other_done: Any, out: Any,
-                   stall_s: float) -> None:
+def stalled_writer(
+    url: str,
+    coll: str,
+    ns: str,
+    lock_dir: str,
+    process_lock: bool,
+    slot: str,
+    ready: Any,
+    in_write: Any,
+    other_done: Any,
+    out: Any,
+    stall_s: float,
+) -> None:
     """Supersede the live record, but stall in the write (after the revision check).
 
     The stall waits for ``other_done`` at most ``stall_s``: with the lock, the
@@ -113,9 +142,19 @@ def stalled_writer(url: str, coll: str, ns: str, lock_dir: str, process_lock: bo
         out.put(("writer", 1, None, traceback.format_exc()))
 
 
-def quick_writer(url: str, coll: str, ns: str, lock_dir: str, process_lock: bool,
-                 slot: str, ready: Any, in_write: Any, other_done: Any, out: Any,
-                 stall_s: float) -> None:
+def quick_writer(
+    url: str,
+    coll: str,
+    ns: str,
+    lock_dir: str,
+    process_lock: bool,
+    slot: str,
+    ready: Any,
+    in_write: Any,
+    other_done: Any,
+    out: Any,
+    stall_s: float,
+) -> None:
     """Wait until the stalled writer is in its write, then supersede the live record."""
     try:
         bank = open_bank(url, coll, lock_dir, process_lock)
@@ -129,8 +168,9 @@ def quick_writer(url: str, coll: str, ns: str, lock_dir: str, process_lock: bool
         out.put(("writer", 2, None, traceback.format_exc()))
 
 
-def store_writer(url: str, coll: str, lock_dir: str, wid: int, m: int, keys: list[str],
-                 start: Any, out: Any) -> None:
+def store_writer(
+    url: str, coll: str, lock_dir: str, wid: int, m: int, keys: list[str], start: Any, out: Any
+) -> None:
     """Put ``m`` values through an AtmaStore on its own bank; puts collide on ``keys``."""
     from langchain_atma.store import AtmaStore
 

@@ -44,8 +44,9 @@ def test_commit_drop_client_reconnect_state_intact():
 @needs_server
 def test_env_var_selects_server(monkeypatch):
     monkeypatch.setenv("ATMA_CHROMA_URL", URL)
-    bank = StateBank(collection_name=f"it_{uuid.uuid4().hex[:10]}",
-                     embeddings=DeterministicFakeEmbedding(size=8))
+    bank = StateBank(
+        collection_name=f"it_{uuid.uuid4().hex[:10]}", embeddings=DeterministicFakeEmbedding(size=8)
+    )
     assert isinstance(bank.host, ChromaHost)
     bank.add(MemoryRecord(namespace="n", content="hello there"))
     assert bank.count("n") == 1
@@ -61,9 +62,18 @@ def test_server_down_gives_clear_error():
 
 
 def _chains(bank: StateBank, spaces: list[str]) -> dict[str, object]:
-    return {ns: sorted((r.id, r.content, r.status.value,
-                        tuple(sorted((lk.type.value, lk.target) for lk in r.links)))
-                       for r in bank.records(ns)) for ns in spaces}
+    return {
+        ns: sorted(
+            (
+                r.id,
+                r.content,
+                r.status.value,
+                tuple(sorted((lk.type.value, lk.target) for lk in r.links)),
+            )
+            for r in bank.records(ns)
+        )
+        for ns in spaces
+    }
 
 
 @needs_server
@@ -74,13 +84,14 @@ def test_a_collection_per_namespace_on_the_server():
     spaces = ["alice", "user:42@team.x"]
     for ns in spaces:
         old = bank.add(MemoryRecord(namespace=ns, content="I live in Boston.", slot="home"))
-        bank.commit(MemoryRecord(namespace=ns, content="I moved to Lisbon.", slot="home"),
-                    [CommitDecision(action=CommitAction.SUPERSEDE, target_id=old.id)])
+        bank.commit(
+            MemoryRecord(namespace=ns, content="I moved to Lisbon.", slot="home"),
+            [CommitDecision(action=CommitAction.SUPERSEDE, target_id=old.id)],
+        )
     host = bank.host
     assert isinstance(host, ChromaHost) and host.layout == "namespaced"
     names = {getattr(c, "name", c) for c in host.client.list_collections()}
-    assert {f"{coll}-ns-alice", f"{coll}-ns-user_42_team_x"} <= {
-        n.rsplit("-", 1)[0] for n in names}
+    assert {f"{coll}-ns-alice", f"{coll}-ns-user_42_team_x"} <= {n.rsplit("-", 1)[0] for n in names}
     assert host.collection.count() == 0  # nothing in the bank's own collection
     again = StateBank(url=URL, collection_name=coll, embeddings=emb)
     for ns in spaces:
@@ -98,8 +109,10 @@ def test_a_server_bank_of_0_1_migrates():
     spaces = ["a", "b"]
     for ns in spaces:
         old = legacy.add(MemoryRecord(namespace=ns, content="I own a bike.", slot="ride"))
-        legacy.commit(MemoryRecord(namespace=ns, content="I sold the bike.", slot="ride"),
-                      [CommitDecision(action=CommitAction.SUPERSEDE, target_id=old.id)])
+        legacy.commit(
+            MemoryRecord(namespace=ns, content="I sold the bike.", slot="ride"),
+            [CommitDecision(action=CommitAction.SUPERSEDE, target_id=old.id)],
+        )
     before = _chains(legacy, spaces)
     bank = StateBank(url=URL, collection_name=coll, embeddings=emb)
     assert bank.migrate() == {"namespaces": 2, "rows": 4, "left_over": 4}

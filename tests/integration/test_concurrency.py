@@ -50,8 +50,9 @@ def _collect(out, n, timeout=120.0):
 
 
 def _seed(bank, ns, slots):
-    return {s: bank.add(MemoryRecord(namespace=ns, content=f"seed {s} value", slot=s)).id
-            for s in slots}
+    return {
+        s: bank.add(MemoryRecord(namespace=ns, content=f"seed {s} value", slot=s)).id for s in slots
+    }
 
 
 def _assert_linear(bank, ns, slot, expected_len):
@@ -82,11 +83,13 @@ def test_many_writer_processes_one_namespace(tmp_path):
 
     ctx = mp.get_context("spawn")
     start, stop, out = ctx.Event(), ctx.Event(), ctx.Queue()
-    procs = [ctx.Process(target=w.writer,
-                         args=(URL, coll, ns, lock_dir, i, M_EVENTS, SLOTS, start, out))
-             for i in range(N_WRITERS)]
-    procs.append(ctx.Process(target=w.reader,
-                             args=(URL, coll, ns, lock_dir, SLOTS, start, stop, out)))
+    procs = [
+        ctx.Process(target=w.writer, args=(URL, coll, ns, lock_dir, i, M_EVENTS, SLOTS, start, out))
+        for i in range(N_WRITERS)
+    ]
+    procs.append(
+        ctx.Process(target=w.reader, args=(URL, coll, ns, lock_dir, SLOTS, start, stop, out))
+    )
     t0 = time.monotonic()
     for p in procs:
         p.start()
@@ -120,12 +123,14 @@ def test_many_writer_processes_one_namespace(tmp_path):
     assert {e for e in events if e} == want and len([e for e in events if e]) == len(want)
     assert bank.verify(ns) == []
     for k, slot in enumerate(SLOTS):
-        updates = sum((wid + i) % len(SLOTS) == k
-                      for wid in range(N_WRITERS) for i in range(M_EVENTS))
+        updates = sum(
+            (wid + i) % len(SLOTS) == k for wid in range(N_WRITERS) for i in range(M_EVENTS)
+        )
         _assert_linear(bank, ns, slot, updates + 1)
     assert bank.host.journal_pending() == []
-    print(f"\n{N_WRITERS}x{M_EVENTS} commits + {rstats['queries']} reader queries "
-          f"in {elapsed:.1f}s")
+    print(
+        f"\n{N_WRITERS}x{M_EVENTS} commits + {rstats['queries']} reader queries in {elapsed:.1f}s"
+    )
 
 
 def _forced_race(tmp_path, process_lock):
@@ -138,10 +143,11 @@ def _forced_race(tmp_path, process_lock):
     # with the lock the stall always runs out (keep it short); without it, it ends
     # as soon as the other writer has committed (allow a slow machine)
     stall_s = 2.0 if process_lock else 30.0
-    args = (URL, coll, ns, lock_dir, process_lock, slot, ready, in_write, other_done, out,
-            stall_s)
-    procs = [ctx.Process(target=w.stalled_writer, args=args),
-             ctx.Process(target=w.quick_writer, args=args)]
+    args = (URL, coll, ns, lock_dir, process_lock, slot, ready, in_write, other_done, out, stall_s)
+    procs = [
+        ctx.Process(target=w.stalled_writer, args=args),
+        ctx.Process(target=w.quick_writer, args=args),
+    ]
     for p in procs:
         p.start()
     try:
@@ -201,17 +207,21 @@ def test_revision_check_stops_a_writer_outside_the_lock(tmp_path):
 
     def commit_a():
         try:
-            a.commit(MemoryRecord(namespace=ns, content="A: Seattle", slot="location"),
-                     [CommitDecision(action=CommitAction.SUPERSEDE, target_id=seed.id)])
+            a.commit(
+                MemoryRecord(namespace=ns, content="A: Seattle", slot="location"),
+                [CommitDecision(action=CommitAction.SUPERSEDE, target_id=seed.id)],
+            )
         except BaseException as exc:  # noqa: BLE001
             errors.append(exc)
 
     t = threading.Thread(target=commit_a)
     t.start()
     assert planned.wait(30)
-    b_new = b.commit(MemoryRecord(namespace=ns, content="B: Ashcombe", slot="location"),
-                     [CommitDecision(action=CommitAction.SUPERSEDE, target_id=seed.id)],
-                     embedding=[1.0] * w.EMB_SIZE).record
+    b_new = b.commit(
+        MemoryRecord(namespace=ns, content="B: Ashcombe", slot="location"),
+        [CommitDecision(action=CommitAction.SUPERSEDE, target_id=seed.id)],
+        embedding=[1.0] * w.EMB_SIZE,
+    ).record
     other_done.set()
     t.join(30)
     assert len(errors) == 1 and isinstance(errors[0], ConcurrentWriteError), errors
@@ -229,9 +239,10 @@ def test_store_puts_from_many_processes_keep_one_linear_history(tmp_path):
     keys, n, m = ["theme", "language"], 3, 12
     ctx = mp.get_context("spawn")
     start, out = ctx.Event(), ctx.Queue()
-    procs = [ctx.Process(target=w.store_writer,
-                         args=(URL, coll, lock_dir, i, m, keys, start, out))
-             for i in range(n)]
+    procs = [
+        ctx.Process(target=w.store_writer, args=(URL, coll, lock_dir, i, m, keys, start, out))
+        for i in range(n)
+    ]
     for p in procs:
         p.start()
     try:

@@ -71,8 +71,14 @@ class StubOllama:
         broken_stream: send NDJSON lines that are not JSON.
     """
 
-    def __init__(self, reply: Reply, *, delay: float = 0.0, die_after: int | None = None,
-                 broken_stream: bool = False) -> None:
+    def __init__(
+        self,
+        reply: Reply,
+        *,
+        delay: float = 0.0,
+        die_after: int | None = None,
+        broken_stream: bool = False,
+    ) -> None:
         self.reply = reply
         self.delay = delay
         self.die_after = die_after
@@ -103,8 +109,16 @@ class StubOllama:
                     self._json(400, {"error": "bad request body"})
                     return
                 if self.path == "/api/show":
-                    self._json(200, {"modelfile": "", "parameters": "", "template": "",
-                                     "details": {"family": "stub"}, "capabilities": ["tools"]})
+                    self._json(
+                        200,
+                        {
+                            "modelfile": "",
+                            "parameters": "",
+                            "template": "",
+                            "details": {"family": "stub"},
+                            "capabilities": ["tools"],
+                        },
+                    )
                     return
                 if self.path != "/api/chat":
                     self._json(404, {"error": f"unknown endpoint {self.path}"})
@@ -143,7 +157,7 @@ class StubOllama:
                 if stub.broken_stream:
                     lines = ["{this is not json", "<html>502 Bad Gateway</html>"]
                 else:
-                    pieces = [text[i:i + 7] for i in range(0, len(text), 7)]
+                    pieces = [text[i : i + 7] for i in range(0, len(text), 7)]
                     lines = [json.dumps(_chunk(body, p)) for p in pieces]
                     lines.append(json.dumps(_final(body, "")))
                 for line in lines:
@@ -166,8 +180,9 @@ class StubOllama:
         self.server.daemon_threads = True
         self.server.block_on_close = False
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self._thread = threading.Thread(target=self.server.serve_forever,
-                                        kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
     def _record(self, body: dict[str, Any]) -> int:
         with self._lock:
@@ -180,7 +195,7 @@ class StubOllama:
         handler.send_header("Content-Type", "application/x-ndjson")
         handler.send_header("Transfer-Encoding", "chunked")
         handler.end_headers()
-        handler.wfile.write(b"40\r\n{\"model\": \"stub\", \"mess")
+        handler.wfile.write(b'40\r\n{"model": "stub", "mess')
         handler.wfile.flush()
         handler.close_connection = True
         try:
@@ -215,19 +230,29 @@ def _kind(body: dict[str, Any]) -> str:
 
 
 def _chunk(body: dict[str, Any], content: str) -> dict[str, Any]:
-    return {"model": body.get("model", "stub"), "created_at": "2024-01-01T00:00:00Z",
-            "message": {"role": "assistant", "content": content}, "done": False}
+    return {
+        "model": body.get("model", "stub"),
+        "created_at": "2024-01-01T00:00:00Z",
+        "message": {"role": "assistant", "content": content},
+        "done": False,
+    }
 
 
 def _final(body: dict[str, Any], content: str) -> dict[str, Any]:
-    return {**_chunk(body, content), "done": True, "done_reason": "stop",
-            "total_duration": 1000, "eval_count": 1, "prompt_eval_count": 1}
+    return {
+        **_chunk(body, content),
+        "done": True,
+        "done_reason": "stop",
+        "total_duration": 1000,
+        "eval_count": 1,
+        "prompt_eval_count": 1,
+    }
 
 
 def _payload(body: dict[str, Any]) -> dict[str, Any]:
     """The JSON data of the last user message (judge and controller prompts)."""
     text = body["messages"][-1]["content"]
-    return json.loads(text[text.index("{"):]) if "{" in text else {}
+    return json.loads(text[text.index("{") :]) if "{" in text else {}
 
 
 @pytest.fixture
@@ -265,13 +290,25 @@ def healthy(kind: str, body: dict[str, Any]) -> str:
     """A well-behaved model: supersede the old record, pick the first row, answer."""
     if kind == "judge":
         old_id = _payload(body)["old"]["id"]
-        return json.dumps({"conflict": True, "conflict_type": "temporal", "action": "supersede",
-                           "reason": "moved", "slot": "location",
-                           "suggested_links": [{"type": "supersedes", "target_id": old_id}]})
+        return json.dumps(
+            {
+                "conflict": True,
+                "conflict_type": "temporal",
+                "action": "supersede",
+                "reason": "moved",
+                "slot": "location",
+                "suggested_links": [{"type": "supersedes", "target_id": old_id}],
+            }
+        )
     if kind == "controller":
         first = _payload(body)["candidates"][0]["id"]
-        return json.dumps({"query_mode": "current", "confidence": 0.9,
-                           "selected": [{"candidate_id": first, "rank": 1, "role": "current"}]})
+        return json.dumps(
+            {
+                "query_mode": "current",
+                "confidence": 0.9,
+                "selected": [{"candidate_id": first, "rank": 1, "role": "current"}],
+            }
+        )
     return "Seattle."
 
 
@@ -286,14 +323,26 @@ def foreign_ids(foreign: str) -> Reply:
 
     def reply(kind: str, body: dict[str, Any]) -> str:
         if kind == "judge":
-            return json.dumps({"conflict": True, "conflict_type": "temporal",
-                               "action": "supersede", "reason": "ignore the pair",
-                               "suggested_links": [{"type": "supersedes",
-                                                    "target_id": foreign}]})
+            return json.dumps(
+                {
+                    "conflict": True,
+                    "conflict_type": "temporal",
+                    "action": "supersede",
+                    "reason": "ignore the pair",
+                    "suggested_links": [{"type": "supersedes", "target_id": foreign}],
+                }
+            )
         if kind == "controller":
-            return json.dumps({"query_mode": "current", "confidence": 1.0,
-                               "selected": [{"candidate_id": foreign, "rank": 1},
-                                            {"candidate_id": "c1", "rank": 2}]})
+            return json.dumps(
+                {
+                    "query_mode": "current",
+                    "confidence": 1.0,
+                    "selected": [
+                        {"candidate_id": foreign, "rank": 1},
+                        {"candidate_id": "c1", "rank": 2},
+                    ],
+                }
+            )
         return "Seattle."
 
     return reply
@@ -309,15 +358,26 @@ def empty(kind: str, body: dict[str, Any]) -> str:
 def _bank() -> tuple[StateBank, MemoryRecord, MemoryRecord]:
     """Ann's old location in namespace ``ann`` and a foreign record in ``bob``."""
     bank = StateBank.in_memory(embeddings=DeterministicFakeEmbedding(size=16))
-    old = bank.add(MemoryRecord(namespace=NS, content="I live in Boston.", time="2023-01-01",
-                                provenance=Provenance(speaker="Ann", source_event_id="e1")))
-    foreign = bank.add(MemoryRecord(namespace="bob", content="I live in Seattle.",
-                                    time="2023-01-01"))
+    old = bank.add(
+        MemoryRecord(
+            namespace=NS,
+            content="I live in Boston.",
+            time="2023-01-01",
+            provenance=Provenance(speaker="Ann", source_event_id="e1"),
+        )
+    )
+    foreign = bank.add(
+        MemoryRecord(namespace="bob", content="I live in Seattle.", time="2023-01-01")
+    )
     return bank, old, foreign
 
 
-NEW_EVENT = {"text": "I moved to Seattle last month.", "timestamp": "2023-06-01",
-             "speaker": "Ann", "event_id": "e2"}
+NEW_EVENT = {
+    "text": "I moved to Seattle last month.",
+    "timestamp": "2023-06-01",
+    "speaker": "Ann",
+    "event_id": "e2",
+}
 
 
 def _judge(url: str, timeout: float = TIMEOUT) -> LLMJudge:
@@ -328,14 +388,14 @@ def _snapshot(bank: StateBank, ns: str) -> dict[str, str]:
     return {r.id: r.status.value for r in bank.records(ns)}
 
 
-def _write_with_failing_judge(bank: StateBank, old: MemoryRecord, url: str, reason: str,
-                              timeout: float = TIMEOUT) -> list[dict[str, Any]]:
+def _write_with_failing_judge(
+    bank: StateBank, old: MemoryRecord, url: str, reason: str, timeout: float = TIMEOUT
+) -> list[dict[str, Any]]:
     """One write whose judge fails: keep_both, nothing half-written, fallback in the trace."""
     before, foreign_before = _snapshot(bank, NS), _snapshot(bank, "bob")
     judge = _judge(url, timeout)
     trace: list[dict[str, Any]] = []
-    rep = ingest_events(bank, [NEW_EVENT], namespace=NS, judge=judge, use_gate=False,
-                        trace=trace)
+    rep = ingest_events(bank, [NEW_EVENT], namespace=NS, judge=judge, use_gate=False, trace=trace)
     assert rep.judge_calls == 1 and rep.writes == 1 and rep.supersessions == 0
     assert judge.stats["fallbacks"] == 1
     after = _snapshot(bank, NS)
@@ -353,11 +413,18 @@ def _write_with_failing_judge(bank: StateBank, old: MemoryRecord, url: str, reas
     return trace
 
 
-def _read(bank: StateBank, url: str, *, mode: str = "online",
-          timeout: float = TIMEOUT) -> ReadResult:
-    return ask(bank, NS, QUESTION, k=3, controller_mode=mode,
-               controller=LLMController(_model(url), timeout_s=timeout),
-               answerer=LLMAnswerer(_model(url), timeout_s=timeout))
+def _read(
+    bank: StateBank, url: str, *, mode: str = "online", timeout: float = TIMEOUT
+) -> ReadResult:
+    return ask(
+        bank,
+        NS,
+        QUESTION,
+        k=3,
+        controller_mode=mode,
+        controller=LLMController(_model(url), timeout_s=timeout),
+        answerer=LLMAnswerer(_model(url), timeout_s=timeout),
+    )
 
 
 def _prerank_ids(res: ReadResult) -> list[str]:
@@ -391,8 +458,9 @@ def test_healthy_stub_is_the_positive_control(stub_factory):
     stub = stub_factory(healthy)
     bank, old, _ = _bank()
     trace: list[dict[str, Any]] = []
-    rep = ingest_events(bank, [NEW_EVENT], namespace=NS, judge=_judge(stub.url),
-                        use_gate=False, trace=trace)
+    rep = ingest_events(
+        bank, [NEW_EVENT], namespace=NS, judge=_judge(stub.url), use_gate=False, trace=trace
+    )
     assert rep.supersessions == 1
     assert bank.get(NS, old.id).status is RecordStatus.SUPERSEDED
     assert "[fallback]" not in json.dumps(trace)
@@ -421,17 +489,26 @@ async def test_slower_than_the_timeout_async(stub_factory):
     stub = stub_factory(healthy, delay=STALL)
     bank, old, _ = _bank()
     judge = _judge(stub.url, SLOW_TIMEOUT)
-    rec = MemoryRecord(namespace=NS, content=NEW_EVENT["text"], time="2023-06-01",
-                       provenance=Provenance(speaker="Ann"))
+    rec = MemoryRecord(
+        namespace=NS,
+        content=NEW_EVENT["text"],
+        time="2023-06-01",
+        provenance=Provenance(speaker="Ann"),
+    )
     out = await create_write_graph(bank, judge=judge, use_gate=False).ainvoke({"record": rec})
     entry = next(e for e in out["trace"] if e["node"] == "judge")
     assert entry["decided"][old.id].startswith("[fallback] keep_both")
     assert out["metrics"]["judge_fallbacks"] == 1 and judge.stats["timeouts"] == 1
     assert bank.get(NS, old.id).status is RecordStatus.ACTIVE and bank.verify(NS) == []
     t0 = time.perf_counter()
-    res = await aask(bank, NS, QUESTION, k=3,
-                     controller=LLMController(_model(stub.url), timeout_s=SLOW_TIMEOUT),
-                     answerer=LLMAnswerer(_model(stub.url), timeout_s=SLOW_TIMEOUT))
+    res = await aask(
+        bank,
+        NS,
+        QUESTION,
+        k=3,
+        controller=LLMController(_model(stub.url), timeout_s=SLOW_TIMEOUT),
+        answerer=LLMAnswerer(_model(stub.url), timeout_s=SLOW_TIMEOUT),
+    )
     assert time.perf_counter() - t0 < STALL - 0.5
     _assert_controller_fell_back(res, "timeout")
     _assert_answer_failed(res, "timeout")
@@ -489,8 +566,7 @@ def test_server_dies_mid_run(stub_factory):
     stub = stub_factory(healthy, die_after=1)
     bank, old, _ = _bank()
     # write 1: the judge works (request 1) -> supersede
-    rep = ingest_events(bank, [NEW_EVENT], namespace=NS, judge=_judge(stub.url),
-                        use_gate=False)
+    rep = ingest_events(bank, [NEW_EVENT], namespace=NS, judge=_judge(stub.url), use_gate=False)
     assert rep.supersessions == 1
     mid = rep.record_ids[0]
     assert mid is not None and bank.get(NS, old.id).status is RecordStatus.SUPERSEDED
@@ -501,10 +577,13 @@ def test_server_dies_mid_run(stub_factory):
     before = _snapshot(bank, NS)
     judge = _judge(stub.url)
     trace: list[dict[str, Any]] = []
-    ev = {"text": "We settled in Seattle this spring.", "timestamp": "2023-09-01",
-          "speaker": "Ann", "event_id": "e3"}
-    rep2 = ingest_events(bank, [ev], namespace=NS, judge=judge, use_gate=False,
-                         trace=trace)
+    ev = {
+        "text": "We settled in Seattle this spring.",
+        "timestamp": "2023-09-01",
+        "speaker": "Ann",
+        "event_id": "e3",
+    }
+    rep2 = ingest_events(bank, [ev], namespace=NS, judge=judge, use_gate=False, trace=trace)
     assert 2 <= len(stub.requests) <= 5  # request 2 reached the server, then it died
     assert rep2.writes == 1 and rep2.judge_calls == 2 and rep2.supersessions == 0
     assert judge.stats["fallbacks"] == 2 and judge.stats["invalid"] == 4
@@ -535,8 +614,7 @@ def test_default_fallback_is_the_learned_judge():
     bank, old, _ = _bank()
     judge = LLMJudge(_model(url), timeout_s=TIMEOUT)  # fallback=LearnedJudge()
     trace: list[dict[str, Any]] = []
-    rep = ingest_events(bank, [NEW_EVENT], namespace=NS, judge=judge, use_gate=False,
-                        trace=trace)
+    rep = ingest_events(bank, [NEW_EVENT], namespace=NS, judge=judge, use_gate=False, trace=trace)
     entry = next(e for e in trace if e["node"] == "judge")
     shown = entry["decided"][old.id]
     assert shown.startswith("[fallback] supersede") and "LLM judge failed" in shown
@@ -552,8 +630,13 @@ def test_configured_models_talk_to_the_stub_with_an_http_timeout(stub_factory):
     from langchain_atma.config import OLLAMA_HTTP_TIMEOUT_S, AtmaConfig
 
     stub = stub_factory(healthy)
-    cfg = AtmaConfig.resolve(env={"ATMA_OLLAMA_BASE_URL": stub.url,
-                                  "ATMA_ANSWER_MODEL": "stub", "ATMA_JUDGE_MODEL": "stub"})
+    cfg = AtmaConfig.resolve(
+        env={
+            "ATMA_OLLAMA_BASE_URL": stub.url,
+            "ATMA_ANSWER_MODEL": "stub",
+            "ATMA_JUDGE_MODEL": "stub",
+        }
+    )
     model = cfg.ollama_model("answer")
     assert model is not None and model._client._client.timeout.read == OLLAMA_HTTP_TIMEOUT_S
     bank, _, _ = _bank()

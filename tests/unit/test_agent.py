@@ -74,8 +74,9 @@ def test_conversation_with_a_changing_fact(bank):
         AIMessage("You live in Seattle; it is sunny there."),
     )
     saver = MemorySaver()
-    graph = create_atma_agent(model, bank=bank, tools=[weather], checkpointer=saver,
-                              write_options=WRITE)
+    graph = create_atma_agent(
+        model, bank=bank, tools=[weather], checkpointer=saver, write_options=WRITE
+    )
     assert model.bound_tools == ["weather", "remember_fact", "recall", "fact_history"]
     cfg = {"configurable": {"thread_id": "t1", "user_id": "agent-ann"}}
     graph.invoke({"messages": [("user", "I live in Boston.")]}, cfg)
@@ -84,14 +85,16 @@ def test_conversation_with_a_changing_fact(bank):
 
     # the bank: the old fact is history, the new one is live; the question is not stored
     recs = {r.content: r.status for r in bank.records("agent-ann")}
-    assert recs == {"I live in Boston.": RecordStatus.SUPERSEDED,
-                    "I moved to Seattle last month.": RecordStatus.ACTIVE}
+    assert recs == {
+        "I live in Boston.": RecordStatus.SUPERSEDED,
+        "I moved to Seattle last month.": RecordStatus.ACTIVE,
+    }
 
     # the model input of the third turn holds the labelled packet
     system = _system(model.seen[2])
     assert "<memories>" in system
     assert "current memory | " in system and "historical memory | " in system
-    fence = system[system.index("<memories>"):]
+    fence = system[system.index("<memories>") :]
     assert fence.index("Seattle") < fence.index("Boston")
     for line in fence.splitlines():
         if "Seattle" in line:
@@ -112,8 +115,7 @@ def test_conversation_with_a_changing_fact(bank):
     # the checkpointer kept the whole thread
     state = graph.get_state(cfg)
     humans = [m.content for m in state.values["messages"] if isinstance(m, HumanMessage)]
-    assert humans == ["I live in Boston.", "I moved to Seattle last month.",
-                      "Where do I live now?"]
+    assert humans == ["I live in Boston.", "I moved to Seattle last month.", "Where do I live now?"]
     assert len(state.values["messages"]) == len(out["messages"]) == 10
 
     # a new thread of the same user starts empty but shares the long-term memory
@@ -128,13 +130,11 @@ def test_conversation_with_a_changing_fact(bank):
 
 def test_replaying_a_message_does_not_write_twice(bank):
     model = _script(AIMessage("a"), AIMessage("b"))
-    graph = create_atma_agent(model, bank=bank, namespace="agent-replay",
-                              write_options=WRITE)
+    graph = create_atma_agent(model, bank=bank, namespace="agent-replay", write_options=WRITE)
     msg = HumanMessage("My favourite colour is green.", id="fixed-id-1")
     graph.invoke({"messages": [msg]})
     graph.invoke({"messages": [msg]})
-    assert [r.content for r in bank.records("agent-replay")] == [
-        "My favourite colour is green."]
+    assert [r.content for r in bank.records("agent-replay")] == ["My favourite colour is green."]
 
 
 def test_memory_tools_remember_and_recall(bank):
@@ -144,15 +144,16 @@ def test_memory_tools_remember_and_recall(bank):
         _call("recall", "r2", query="dog name", view="current"),
         AIMessage("Rex."),
     )
-    graph = create_atma_agent(model, bank=bank, namespace="agent-tools",
-                              write_options=WRITE)
+    graph = create_atma_agent(model, bank=bank, namespace="agent-tools", write_options=WRITE)
     first = graph.invoke({"messages": [("user", "Please remember my dog's name is Rex?")]})
     assert first["messages"][2].content.startswith("Stored.")
     # the turn (a statement about the user) was stored; the distilled fact supersedes
     # it, so one live copy remains and the turn is history
     states = {r.content: r.status.value for r in bank.records("agent-tools")}
-    assert states == {"Please remember my dog's name is Rex?": "superseded",
-                      "The user's dog is called Rex.": "active"}
+    assert states == {
+        "Please remember my dog's name is Rex?": "superseded",
+        "The user's dog is called Rex.": "active",
+    }
     second = graph.invoke({"messages": [("user", "What is my dog called?")]})
     recalled = [m for m in second["messages"] if isinstance(m, ToolMessage)][0].content
     assert recalled.startswith("[1] current memory |") and "Rex" in recalled
@@ -172,10 +173,17 @@ def test_memory_tools_resolve_the_namespace_from_config(bank):
 
 
 def test_offline_echo_model_answers_from_the_packet(bank):
-    graph = create_atma_agent(OfflineMemoryEchoModel(), bank=bank, namespace="agent-echo",
-                              write_options=WRITE, store=AtmaStore(bank))
-    assert graph.invoke({"messages": [("user", "I work as a teacher.")]})[
-        "messages"][-1].content == "Noted."
+    graph = create_atma_agent(
+        OfflineMemoryEchoModel(),
+        bank=bank,
+        namespace="agent-echo",
+        write_options=WRITE,
+        store=AtmaStore(bank),
+    )
+    assert (
+        graph.invoke({"messages": [("user", "I work as a teacher.")]})["messages"][-1].content
+        == "Noted."
+    )
     graph.invoke({"messages": [("user", "I quit teaching and now work as a pilot.")]})
     now = graph.invoke({"messages": [("user", "What is my job now?")]})["messages"][-1]
     assert now.content.startswith("From memory (current memory):") and "pilot" in now.content
@@ -215,8 +223,9 @@ def test_async_invoke_uses_the_same_nodes():
 
 
 def test_graph_structure_matches_the_snapshot():
-    graph = create_atma_agent(OfflineMemoryEchoModel(), bank=StateBank.in_memory(
-        embeddings=_fake_emb()), namespace="snap")
+    graph = create_atma_agent(
+        OfflineMemoryEchoModel(), bank=StateBank.in_memory(embeddings=_fake_emb()), namespace="snap"
+    )
     drawn = graph.get_graph().draw_mermaid()
     if os.environ.get("ATMA_UPDATE_SNAPSHOTS") == "1":
         SNAPSHOT.parent.mkdir(parents=True, exist_ok=True)
@@ -224,17 +233,20 @@ def test_graph_structure_matches_the_snapshot():
     assert SNAPSHOT.is_file(), "snapshot missing: run with ATMA_UPDATE_SNAPSHOTS=1 once"
     assert drawn == SNAPSHOT.read_text(encoding="utf-8"), (
         "the agent graph structure changed; if intended, regenerate the snapshot with "
-        "ATMA_UPDATE_SNAPSHOTS=1")
+        "ATMA_UPDATE_SNAPSHOTS=1"
+    )
 
 
 def test_agent_run_tree_shows_the_bank_and_retrieval_levels(bank):
     from langchain_atma.tracing import TraceCollector
 
-    agent = create_atma_agent(OfflineMemoryEchoModel(), bank=bank, namespace="tree",
-                              write_options=WRITE)
+    agent = create_atma_agent(
+        OfflineMemoryEchoModel(), bank=bank, namespace="tree", write_options=WRITE
+    )
     runs = TraceCollector()
-    agent.invoke({"messages": [HumanMessage(content="I repair clocks for a living.")]},
-                 {"callbacks": [runs]})
+    agent.invoke(
+        {"messages": [HumanMessage(content="I repair clocks for a living.")]}, {"callbacks": [runs]}
+    )
     by_id = {r["id"]: r for r in runs.runs}
 
     def under(run: dict[str, Any]) -> list[str]:
@@ -254,10 +266,15 @@ def test_agent_run_tree_shows_the_bank_and_retrieval_levels(bank):
 
 
 def test_agent_stores_statements_not_requests_questions_or_replies(bank):
-    agent = create_atma_agent(OfflineMemoryEchoModel(), bank=bank, namespace="policy",
-                              write_options=WRITE)
-    for text in ("Tell me a story about a lighthouse.", "What time is it in Lima?",
-                 "haha nice", "I keep bees on my roof terrace."):
+    agent = create_atma_agent(
+        OfflineMemoryEchoModel(), bank=bank, namespace="policy", write_options=WRITE
+    )
+    for text in (
+        "Tell me a story about a lighthouse.",
+        "What time is it in Lima?",
+        "haha nice",
+        "I keep bees on my roof terrace.",
+    ):
         agent.invoke({"messages": [("user", text)]})
     assert [r.content for r in bank.records("policy")] == ["I keep bees on my roof terrace."]
 
@@ -269,12 +286,14 @@ def test_model_string_and_context_schema(bank):
     class Ctx:
         user_id: str
 
-    agent = create_atma_agent(OfflineMemoryEchoModel(), bank=bank, context_schema=Ctx,
-                              write_options=WRITE)
-    agent.invoke({"messages": [("user", "I sail a small dinghy on the lake.")]},
-                 context=Ctx(user_id="ctx-user"))
-    assert [r.content for r in bank.records("ctx-user")] == [
-        "I sail a small dinghy on the lake."]
+    agent = create_atma_agent(
+        OfflineMemoryEchoModel(), bank=bank, context_schema=Ctx, write_options=WRITE
+    )
+    agent.invoke(
+        {"messages": [("user", "I sail a small dinghy on the lake.")]},
+        context=Ctx(user_id="ctx-user"),
+    )
+    assert [r.content for r in bank.records("ctx-user")] == ["I sail a small dinghy on the lake."]
     ollama = create_atma_agent("ollama:qwen2.5:3b", bank=bank, namespace="x")
     assert ollama.get_graph().nodes  # built offline; nothing is called
     with pytest.raises(ConfigError, match="cannot build the chat model"):
@@ -288,10 +307,8 @@ def test_response_format_and_namespace_from_the_input_state(bank):
         pet: str
 
     model = _script(AIMessage("Your dog is Rex."), _call("PetAnswer", "s1", pet="Rex"))
-    agent = create_atma_agent(model, bank=bank, response_format=PetAnswer,
-                              write_options=WRITE)
-    out = agent.invoke({"messages": [("user", "My dog is called Rex.")],
-                        "namespace": "from-state"})
+    agent = create_atma_agent(model, bank=bank, response_format=PetAnswer, write_options=WRITE)
+    out = agent.invoke({"messages": [("user", "My dog is called Rex.")], "namespace": "from-state"})
     assert out["structured_response"] == PetAnswer(pet="Rex")
     assert out["messages"][-1].content == "Your dog is Rex."
     assert [r.content for r in bank.records("from-state")] == ["My dog is called Rex."]

@@ -57,12 +57,15 @@ def test_superseded_records_stay_retrievable(bank):
 
 def test_transition_then_new_state_chain(bank):
     old = bank.add(R("I work as a nurse.", slot="job"))
-    tr = bank.commit(R("I'm retraining from nursing to teaching."),
-                     [D("transition", old.id)]).record
+    tr = bank.commit(
+        R("I'm retraining from nursing to teaching."), [D("transition", old.id)]
+    ).record
     assert tr.status is RecordStatus.TRANSITION
     assert bank.get("u1", old.id).status is RecordStatus.SUPERSEDED
-    new = bank.commit(R("I teach at the high school now.", slot="job"),
-                      [D("supersede", old.id), D("supersede", tr.id)]).record
+    new = bank.commit(
+        R("I teach at the high school now.", slot="job"),
+        [D("supersede", old.id), D("supersede", tr.id)],
+    ).record
     n = bank.get("u1", new.id)
     assert n.has_link(LinkType.SUPERSEDES, old.id)
     assert n.has_link(LinkType.EVOLVES_FROM, tr.id)
@@ -73,8 +76,9 @@ def test_transition_then_new_state_chain(bank):
     assert len(chains) == 1 and {r.id for r in chains[0]} == {old.id, tr.id, new.id}
 
 
-@pytest.mark.parametrize("action,link", [("coexist", LinkType.COEXISTS),
-                                         ("scoped_exception", LinkType.SCOPED_EXCEPTION)])
+@pytest.mark.parametrize(
+    "action,link", [("coexist", LinkType.COEXISTS), ("scoped_exception", LinkType.SCOPED_EXCEPTION)]
+)
 def test_coexisting_records_both_active(bank, action, link):
     a = bank.add(R("I love sushi.", slot="likes:food"))
     b = bank.commit(R("I only eat sushi on Fridays.", slot="likes:food"), [D(action, a.id)]).record
@@ -103,12 +107,17 @@ def test_multi_valued_slot_may_hold_several_actives(bank):
 
 
 def test_idempotent_by_source_event(bank):
-    old = bank.add(R("I live in Boston.", slot="location",
-                     provenance=Provenance(source_event_id="e1")))
-    r1 = bank.commit(R("I moved to Seattle.", slot="location",
-                       provenance=Provenance(source_event_id="e2")), [D("supersede", old.id)])
-    r2 = bank.commit(R("I moved to Seattle.", slot="location",
-                       provenance=Provenance(source_event_id="e2")), [D("supersede", old.id)])
+    old = bank.add(
+        R("I live in Boston.", slot="location", provenance=Provenance(source_event_id="e1"))
+    )
+    r1 = bank.commit(
+        R("I moved to Seattle.", slot="location", provenance=Provenance(source_event_id="e2")),
+        [D("supersede", old.id)],
+    )
+    r2 = bank.commit(
+        R("I moved to Seattle.", slot="location", provenance=Provenance(source_event_id="e2")),
+        [D("supersede", old.id)],
+    )
     assert r2.idempotent and r2.record.id == r1.record.id
     assert bank.count("u1") == 2
     assert bank.get("u1", old.id).targets(LinkType.SUPERSEDED_BY) == [r1.record.id]
@@ -132,8 +141,9 @@ def test_links_to_missing_ids_rejected_and_nothing_written(bank):
 
 def test_record_links_become_reciprocal_decisions(bank):
     a = bank.add(R("I live in Boston.", slot="location"))
-    b = bank.add(R("I moved to Seattle.", slot=None,
-                   links=[{"type": "supersedes", "target": a.id}]))
+    b = bank.add(
+        R("I moved to Seattle.", slot=None, links=[{"type": "supersedes", "target": a.id}])
+    )
     assert bank.get("u1", a.id).status is RecordStatus.SUPERSEDED
     assert bank.get("u1", a.id).has_link(LinkType.SUPERSEDED_BY, b.id)
     with pytest.raises(CommitError):
@@ -237,9 +247,21 @@ def test_repair_fixes_every_violation_kind_without_deleting(bank):
     assert bank.count("u1") == 4
 
 
-@pytest.mark.parametrize("url", ["http//localhost:8000", "http://localhost:notaport",
-                                 "http://", "localhost:8000/x", "ftp://h:1", "http://h:70000",
-                                 "http://user:pw@h:1", "h:0", " ", "http://h:1 2"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http//localhost:8000",
+        "http://localhost:notaport",
+        "http://",
+        "localhost:8000/x",
+        "ftp://h:1",
+        "http://h:70000",
+        "http://user:pw@h:1",
+        "h:0",
+        " ",
+        "http://h:1 2",
+    ],
+)
 def test_a_malformed_chroma_url_is_a_config_error_before_any_connection(url: str) -> None:
     from langchain_atma.bank.hosts import ChromaHost
     from langchain_atma.errors import ConfigError

@@ -18,12 +18,25 @@ from langchain_atma.records import LinkType, MemoryRecord, RecordStatus
 BANK = StateBank.in_memory(embeddings=DeterministicFakeEmbedding(size=16))
 _NS = itertools.count()
 
-TEXTS = ["I live in Boston.", "I moved to Seattle.", "I have a cat named Tom.",
-         "Tom passed away.", "I love hiking.", "I only hike on weekends.", "Hello!",
-         "I work as a nurse.", "I'm a developer now.", "My rent is $900 a month."]
+TEXTS = [
+    "I live in Boston.",
+    "I moved to Seattle.",
+    "I have a cat named Tom.",
+    "Tom passed away.",
+    "I love hiking.",
+    "I only hike on weekends.",
+    "Hello!",
+    "I work as a nurse.",
+    "I'm a developer now.",
+    "My rent is $900 a month.",
+]
 ACTIONS = ["supersede", "transition", "coexist", "scoped_exception", "keep_both", "noop"]
-LINK = {"supersede": LinkType.SUPERSEDES, "transition": LinkType.EVOLVES_FROM,
-        "coexist": LinkType.COEXISTS, "scoped_exception": LinkType.SCOPED_EXCEPTION}
+LINK = {
+    "supersede": LinkType.SUPERSEDES,
+    "transition": LinkType.EVOLVES_FROM,
+    "coexist": LinkType.COEXISTS,
+    "scoped_exception": LinkType.SCOPED_EXCEPTION,
+}
 
 
 class ScriptedJudge(BaseJudge):
@@ -34,23 +47,39 @@ class ScriptedJudge(BaseJudge):
 
     def judge(self, inp: JudgeInput) -> Verdict:  # noqa: D102
         action, slot, conf, bad_id = next(self.script)
-        ctype = "duplicate" if action == "noop" else (
-            "none" if action == "keep_both" else "temporal")
-        links = [SuggestedLink(type=LINK[action], target_id="ghost" if bad_id else inp.old.id)
-                 ] if action in LINK else []
-        return Verdict(conflict=action != "keep_both", conflict_type=ctype,
-                       action=action, slot=slot, confidence=conf,
-                       suggested_links=links, entities=["x"] if conf > 0.5 else [])
+        ctype = (
+            "duplicate" if action == "noop" else ("none" if action == "keep_both" else "temporal")
+        )
+        links = (
+            [SuggestedLink(type=LINK[action], target_id="ghost" if bad_id else inp.old.id)]
+            if action in LINK
+            else []
+        )
+        return Verdict(
+            conflict=action != "keep_both",
+            conflict_type=ctype,
+            action=action,
+            slot=slot,
+            confidence=conf,
+            suggested_links=links,
+            entities=["x"] if conf > 0.5 else [],
+        )
 
 
 events_st = st.lists(
     st.tuples(st.sampled_from(TEXTS), st.sampled_from(["Ann", "Bob", None])),
-    min_size=1, max_size=10,
+    min_size=1,
+    max_size=10,
 )
 script_st = st.lists(
-    st.tuples(st.sampled_from(ACTIONS), st.sampled_from([None, "location", "pets", "job"]),
-              st.floats(0, 1), st.booleans()),
-    min_size=1, max_size=12,
+    st.tuples(
+        st.sampled_from(ACTIONS),
+        st.sampled_from([None, "location", "pets", "job"]),
+        st.floats(0, 1),
+        st.booleans(),
+    ),
+    min_size=1,
+    max_size=12,
 )
 
 
@@ -60,10 +89,13 @@ def test_random_write_sequences_keep_the_invariants(
     events: list[tuple[str, str | None]], script: list[Any], k: int
 ) -> None:
     ns = f"prop{next(_NS)}"
-    evs = [{"text": t, "speaker": s, "timestamp": 1_700_000_000 + i, "event_id": f"e{i % 7}"}
-           for i, (t, s) in enumerate(events)]
-    rep = ingest_events(BANK, evs, namespace=ns, use_gate=False, candidate_k=k,
-                        judge=ScriptedJudge(script))
+    evs = [
+        {"text": t, "speaker": s, "timestamp": 1_700_000_000 + i, "event_id": f"e{i % 7}"}
+        for i, (t, s) in enumerate(events)
+    ]
+    rep = ingest_events(
+        BANK, evs, namespace=ns, use_gate=False, candidate_k=k, judge=ScriptedJudge(script)
+    )
     assert rep.events == len(evs)
     assert BANK.verify(ns) == []
     recs = BANK.records(ns)
@@ -76,20 +108,25 @@ def test_random_write_sequences_keep_the_invariants(
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     ops=st.lists(
-        st.tuples(st.sampled_from(TEXTS), st.sampled_from([None, "location", "hobbies"]),
-                  st.lists(st.tuples(st.sampled_from(list(CommitAction)), st.integers(0, 9)),
-                           max_size=3)),
-        min_size=1, max_size=10,
+        st.tuples(
+            st.sampled_from(TEXTS),
+            st.sampled_from([None, "location", "hobbies"]),
+            st.lists(st.tuples(st.sampled_from(list(CommitAction)), st.integers(0, 9)), max_size=3),
+        ),
+        min_size=1,
+        max_size=10,
     )
 )
 def test_random_direct_commits_keep_the_invariants(
-    ops: list[tuple[str, str | None, list[tuple[CommitAction, int]]]]
+    ops: list[tuple[str, str | None, list[tuple[CommitAction, int]]]],
 ) -> None:
     ns = f"direct{next(_NS)}"
     ids: list[str] = []
     for text, slot, decs in ops:
-        decisions = [CommitDecision(action=a, target_id=ids[i % len(ids)] if ids else "none")
-                     for a, i in decs]
+        decisions = [
+            CommitDecision(action=a, target_id=ids[i % len(ids)] if ids else "none")
+            for a, i in decs
+        ]
         rec = MemoryRecord(namespace=ns, content=text, slot=slot)
         try:
             res = BANK.commit(rec, decisions)

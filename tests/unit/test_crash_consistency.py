@@ -143,13 +143,19 @@ def test_process_killed_mid_commit_recovers(tmp_path, stage, committed):
     # Chroma's embedded client is single-process (it caches the collection per
     # path), so this process opens the bank only after the writer has died.
     emb = DeterministicFakeEmbedding(size=16)
-    setup = subprocess.run([sys.executable, "-c", _SETUP, str(tmp_path / "bank")],
-                           capture_output=True, text=True, timeout=120)
+    setup = subprocess.run(
+        [sys.executable, "-c", _SETUP, str(tmp_path / "bank")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert setup.returncode == 0, setup.stderr[-2000:]
     old_id = "old"
     proc = subprocess.run(
         [sys.executable, "-c", _CHILD, str(tmp_path / "bank"), old_id, stage],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 17, proc.stderr[-2000:]
 
@@ -183,8 +189,14 @@ def test_stale_journal_entry_never_overwrites_newer_state(tmp_path):
     stale = dict(row.metadata, atma_status="superseded", atma_rev=1)
     inner.journal_put(
         "00000000000000000001-stale",
-        json.dumps({"pre_revs": {old.id: 0}, "rows": [
-            {"id": old.id, "text": row.text, "embedding": row.embedding, "metadata": stale}]}),
+        json.dumps(
+            {
+                "pre_revs": {old.id: 0},
+                "rows": [
+                    {"id": old.id, "text": row.text, "embedding": row.embedding, "metadata": stale}
+                ],
+            }
+        ),
     )
     fresh = dict(row.metadata, atma_rev=5)
     inner.upsert([type(row)(id=old.id, text=row.text, embedding=row.embedding, metadata=fresh)])
@@ -234,8 +246,12 @@ _INGEST = textwrap.dedent(
 
 
 def _run_ingest(path, kill_at):
-    return subprocess.run([sys.executable, "-c", _INGEST, str(path), str(kill_at)],
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-c", _INGEST, str(path), str(kill_at)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 @pytest.mark.parametrize("kill_at", [3, 7])

@@ -62,8 +62,9 @@ def _failing_export(model_dir: Path, path: Path) -> None:
     raise RuntimeError("no room")
 
 
-def test_a_failed_export_falls_back_to_torch(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
-                                             caplog: pytest.LogCaptureFixture) -> None:
+def test_a_failed_export_falls_back_to_torch(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     monkeypatch.setenv("ATMA_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(embeddings, "_ONNX_CACHE", {})
     monkeypatch.setattr(_onnx_encoder, "_export", _failing_export)
@@ -94,6 +95,7 @@ ingest_events(bank, [{{"text": "I keep bees on the roof.", "speaker": "Ana",
 ask(bank, "ana", "What does Ana keep on the roof?")
 print("torch" in sys.modules)
 """
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         timeout=300, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=True
+    )
     assert out.stdout.strip().splitlines()[-1] == "False", out.stderr[-2000:]

@@ -72,22 +72,28 @@ disable_socket(allow_unix_socket=True)
 def runs(tmp_path_factory) -> dict[str, tuple[int, str, float]]:
     guard_dir = tmp_path_factory.mktemp("socket_guard")
     (guard_dir / "sitecustomize.py").write_text(_GUARD, encoding="utf-8")
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("ATMA_") and k != "PYTHONPATH"}
-    env.update({
-        "PYTHONPATH": os.pathsep.join([str(guard_dir), str(ROOT)]),
-        "HF_HUB_OFFLINE": "1",
-        "TRANSFORMERS_OFFLINE": "1",
-        "ANONYMIZED_TELEMETRY": "False",
-        "OMP_NUM_THREADS": "1",
-        "TOKENIZERS_PARALLELISM": "false",
-    })
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ATMA_") and k != "PYTHONPATH"}
+    env.update(
+        {
+            "PYTHONPATH": os.pathsep.join([str(guard_dir), str(ROOT)]),
+            "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            "ANONYMIZED_TELEMETRY": "False",
+            "OMP_NUM_THREADS": "1",
+            "TOKENIZERS_PARALLELISM": "false",
+        }
+    )
 
     def run(name: str) -> tuple[int, str, float]:
         start = time.perf_counter()
-        proc = subprocess.run([sys.executable, str(EXAMPLES / name)], cwd=tmp_path_factory
-                              .mktemp(name.removesuffix(".py")), env=env,
-                              capture_output=True, text=True, timeout=300)
+        proc = subprocess.run(
+            [sys.executable, str(EXAMPLES / name)],
+            cwd=tmp_path_factory.mktemp(name.removesuffix(".py")),
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         return proc.returncode, proc.stdout + proc.stderr, time.perf_counter() - start
 
     with ThreadPoolExecutor(max_workers=3) as pool:
@@ -104,8 +110,9 @@ def test_socket_guard_blocks_network(tmp_path):
     guard.write_text(_GUARD, encoding="utf-8")
     code = "import socket; socket.socket(socket.AF_INET, socket.SOCK_STREAM)"
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                          text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode != 0 and "SocketBlockedError" in proc.stderr
 
 

@@ -50,24 +50,31 @@ def _unit(v: list[float]) -> list[float]:
 @pytest.fixture
 def bank() -> StateBank:
     # the reaction repeats the question's words: the encoder puts it closest
-    emb = TableEmbeddings({
-        QUESTION: [1.0, 0.0, 0.0, 0.0],
-        REACTION: _unit([0.95, 0.31, 0.0, 0.0]),
-        FACT: _unit([0.90, 0.0, 0.44, 0.0]),
-        OLD: _unit([0.50, 0.0, 0.0, 0.87]),
-    })
+    emb = TableEmbeddings(
+        {
+            QUESTION: [1.0, 0.0, 0.0, 0.0],
+            REACTION: _unit([0.95, 0.31, 0.0, 0.0]),
+            FACT: _unit([0.90, 0.0, 0.44, 0.0]),
+            OLD: _unit([0.50, 0.0, 0.0, 0.87]),
+        }
+    )
     return StateBank.in_memory(embeddings=emb)
 
 
 def _put(bank: StateBank, text: str, fact: bool | None) -> MemoryRecord:
-    return bank.add(MemoryRecord(namespace="u", content=text, states_fact=fact,
-                                 provenance=Provenance(speaker="Ginevra")))
+    return bank.add(
+        MemoryRecord(
+            namespace="u", content=text, states_fact=fact, provenance=Provenance(speaker="Ginevra")
+        )
+    )
 
 
 def test_write_path_sets_the_flag_once_and_the_bank_keeps_it(mem_bank):
-    events = [{"event_id": "e1", "text": "How are you doing these days?", "speaker": "A"},
-              {"event_id": "e2", "text": "I moved to Seattle last month.", "speaker": "A"},
-              {"event_id": "e3", "text": "Wow! What got you into that?", "speaker": "B"}]
+    events = [
+        {"event_id": "e1", "text": "How are you doing these days?", "speaker": "A"},
+        {"event_id": "e2", "text": "I moved to Seattle last month.", "speaker": "A"},
+        {"event_id": "e3", "text": "Wow! What got you into that?", "speaker": "B"},
+    ]
     ingest_events(mem_bank, events, namespace="u")
     flags = {r.provenance.source_event_id: r.states_fact for r in mem_bank.records("u")}
     assert flags == {"e1": False, "e2": True, "e3": False}
@@ -75,8 +82,9 @@ def test_write_path_sets_the_flag_once_and_the_bank_keeps_it(mem_bank):
     graph = create_write_graph(mem_bank)
     out = graph.invoke({"record": MemoryRecord(namespace="u", content="Any news?")})
     assert out["result"].record.states_fact is False
-    out = graph.invoke({"record": MemoryRecord(namespace="u", content="Any news?!",
-                                               states_fact=True)})
+    out = graph.invoke(
+        {"record": MemoryRecord(namespace="u", content="Any news?!", states_fact=True)}
+    )
     assert mem_bank.get("u", out["result"].record.id).states_fact is True
 
 
@@ -133,8 +141,7 @@ def test_read_graph_and_retriever_use_and_check_the_penalty(bank):
     out = graph.invoke({"question": QUESTION, "namespace": "u"})
     assert out["seeds"][0].record.id == fact.id
     off = create_read_graph(bank, namespace="u", k=2, seed_k=2, no_fact_penalty=None)
-    assert off.invoke({"question": QUESTION, "namespace": "u"})["seeds"][0].record.id \
-        == reaction.id
+    assert off.invoke({"question": QUESTION, "namespace": "u"})["seeds"][0].record.id == reaction.id
     docs = AtmaRetriever(bank=bank, namespace="u", k=1, seed_k=2).invoke(QUESTION)
     assert docs[0].page_content == FACT and docs[0].metadata["states_fact"] is True
     for bad in (-0.1, float("inf"), "0.1", True):

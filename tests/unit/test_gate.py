@@ -18,10 +18,10 @@ def _unit(x: np.ndarray) -> np.ndarray:
 
 def test_centring_demotes_a_hub_that_plain_cosine_ranks_first() -> None:
     style, topic = np.eye(8, dtype=np.float32)[:2]  # what every turn shares / the state
-    hub = style                                      # small talk: style only
+    hub = style  # small talk: style only
     old = _unit(0.6 * style + 0.8 * topic)
     new = _unit(0.95 * style + 0.31 * topic)
-    centre = 0.9 * style                             # a conversation's mean is mostly style
+    centre = 0.9 * style  # a conversation's mean is mostly style
     cands = np.stack([hub, old])
     plain = ProposalGate(GateConfig(centre_weight=0.0, max_judged=1))
     centred = ProposalGate(GateConfig(centre_weight=1.0, max_judged=1))
@@ -45,8 +45,9 @@ def test_cap_floor_and_ties_keep_pool_order() -> None:
 def test_centred_query_and_degenerate_inputs() -> None:
     v = np.array([3.0, 4.0], dtype=np.float32)
     np.testing.assert_allclose(centred_query(v, None, 1.0), [0.6, 0.8], atol=1e-6)
-    np.testing.assert_allclose(centred_query(v, np.array([0.6, 0.8]), 1.0), [0.6, 0.8],
-                               atol=1e-6)  # the query would vanish: keep the plain vector
+    np.testing.assert_allclose(
+        centred_query(v, np.array([0.6, 0.8]), 1.0), [0.6, 0.8], atol=1e-6
+    )  # the query would vanish: keep the plain vector
     q = centred_query(v, np.array([0.6, 0.0]), 1.0)
     assert np.isclose(np.linalg.norm(q), 1.0) and q[0] < 0.6
     empty = ProposalGate().score(v, np.zeros((0, 2), dtype=np.float32))
@@ -83,8 +84,9 @@ def test_bank_centroid_is_seeded_from_the_store_then_follows_commits(fake_embedd
 def test_ineligible_candidates_are_never_flagged() -> None:
     cands = np.eye(3, dtype=np.float32)
     new = np.array([1.0, 0.5, 0.2], dtype=np.float32)
-    gs = ProposalGate(GateConfig(max_judged=2)).score(new, cands,
-                                                      eligible=np.array([False, True, True]))
+    gs = ProposalGate(GateConfig(max_judged=2)).score(
+        new, cands, eligible=np.array([False, True, True])
+    )
     assert gs.flagged.tolist() == [False, True, True]
     with pytest.raises(GateError):
         ProposalGate().score(new, cands, eligible=np.array([True]))
@@ -96,12 +98,25 @@ def test_a_write_that_states_nothing_judges_nothing(fake_embeddings) -> None:
 
     bank = StateBank.in_memory(embeddings=fake_embeddings)
     judge = ScriptedJudge()
-    events = [{"text": t, "speaker": "Ann", "timestamp": i + 1} for i, t in enumerate(
-        ("I keep bees on the roof.", "How was your trip?", "Wow, that looks great!",
-         "The bees swarmed, so the hive went to a farm."))]
+    events = [
+        {"text": t, "speaker": "Ann", "timestamp": i + 1}
+        for i, t in enumerate(
+            (
+                "I keep bees on the roof.",
+                "How was your trip?",
+                "Wow, that looks great!",
+                "The bees swarmed, so the hive went to a farm.",
+            )
+        )
+    ]
     rep = ingest_events(bank, events, namespace="q", judge=judge)
     assert [n for _o, n in judge.seen] == [events[3]["text"]] * 1  # only the statement,
-    assert rep.flagged_pairs == 1                           # against the only statement
-    everything = ingest_events(bank, events, namespace="q2", judge=ScriptedJudge(),
-                               gate=ProposalGate(GateConfig(statements_only=False)))
+    assert rep.flagged_pairs == 1  # against the only statement
+    everything = ingest_events(
+        bank,
+        events,
+        namespace="q2",
+        judge=ScriptedJudge(),
+        gate=ProposalGate(GateConfig(statements_only=False)),
+    )
     assert everything.flagged_pairs == 6

@@ -15,11 +15,21 @@ _EVENTS = [
     ("e3", "2023-01-02T10:00:00", "Ana", "My commute is about 35 minutes by train.", "cue_old"),
     ("e4", "2023-01-02T10:01:00", "Ben", "That's not bad at all.", "dialog"),
     ("e5", "2023-01-05T10:00:00", "Ana", "Thanks, that means a lot to me!", "dialog"),
-    ("e6", "2023-02-01T10:00:00", "Ana", "The train line closed, so I started driving.",
-     "transition"),
+    (
+        "e6",
+        "2023-02-01T10:00:00",
+        "Ana",
+        "The train line closed, so I started driving.",
+        "transition",
+    ),
     ("e7", "2023-02-01T10:01:00", "Ben", "Did you see the game last night?", "dialog"),
-    ("e8", "2023-03-01T10:00:00", "Ana", "My commute is 90 minutes now, with the traffic.",
-     "cue_new"),
+    (
+        "e8",
+        "2023-03-01T10:00:00",
+        "Ana",
+        "My commute is 90 minutes now, with the traffic.",
+        "cue_new",
+    ),
     ("e9", "2023-03-01T10:01:00", "Ben", "Wow, that sounds exhausting!", "dialog"),
     ("e10", "2023-03-02T10:00:00", "Ana", "Thanks, see you soon!", "dialog"),
 ]
@@ -27,29 +37,55 @@ _EVENTS = [
 
 def _tiny(tmp_path, old="e3", transition="e6"):
     return write_one_profile(
-        tmp_path, _EVENTS,
-        {"slot": "commute", "update_type": "value", "old_value": "35 minutes",
-         "current_value": "90 minutes", "old_event_id": old, "new_event_id": "e8",
-         "transition_event_id": transition},
-        [{"probe_id": "p0-u0-c", "view": "current", "kind": "fact",
-          "question": "How long is Ana's commute now?", "target": "90 minutes",
-          "alternate": "35 minutes"}])
+        tmp_path,
+        _EVENTS,
+        {
+            "slot": "commute",
+            "update_type": "value",
+            "old_value": "35 minutes",
+            "current_value": "90 minutes",
+            "old_event_id": old,
+            "new_event_id": "e8",
+            "transition_event_id": transition,
+        },
+        [
+            {
+                "probe_id": "p0-u0-c",
+                "view": "current",
+                "kind": "fact",
+                "question": "How long is Ana's commute now?",
+                "target": "90 minutes",
+                "alternate": "35 minutes",
+            }
+        ],
+    )
 
 
 def test_gate_bench_structure_and_bounds(tmp_path, minilm):
-    res = run_gate_bench(_tiny(tmp_path), max_judged=(1, 2, 8), centre_weights=(0.0, 1.0),
-                         candidate_k=4, embeddings=minilm, progress=False)
+    res = run_gate_bench(
+        _tiny(tmp_path),
+        max_judged=(1, 2, 8),
+        centre_weights=(0.0, 1.0),
+        candidate_k=4,
+        embeddings=minilm,
+        progress=False,
+    )
     assert set(res) == {"operating_points", "per_type", "config"}
     cfg = res["config"]
     assert cfg["writes"] == len(_EVENTS) and cfg["true_pairs"] == 2
     points = res["operating_points"]
     assert [(p["centre_weight"], p["max_judged"]) for p in points] == [
-        (0.0, 1), (0.0, 2), (0.0, 4), (1.0, 1), (1.0, 2), (1.0, 4)]  # M is capped at k
+        (0.0, 1),
+        (0.0, 2),
+        (0.0, 4),
+        (1.0, 1),
+        (1.0, 2),
+        (1.0, 4),
+    ]  # M is capped at k
     for gamma in (0.0, 1.0):
         row = [p for p in points if p["centre_weight"] == gamma]
         assert [p["recall"] for p in row] == sorted(p["recall"] for p in row)  # more M, more
-        assert [p["judged_per_write"] for p in row] == sorted(p["judged_per_write"]
-                                                              for p in row)
+        assert [p["judged_per_write"] for p in row] == sorted(p["judged_per_write"] for p in row)
         assert row[-1]["recall"] == 1.0  # Ana has 5 earlier records: all 4 best hold the old
         for p in row:
             assert 0.0 <= p["recall"] <= 1.0 and p["found"] <= p["true_pairs"] == 2
@@ -62,8 +98,9 @@ def test_gate_bench_structure_and_bounds(tmp_path, minilm):
 def test_gate_bench_reads_gold_only_to_score(tmp_path, minilm):
     a = run_gate_bench(_tiny(tmp_path), embeddings=minilm, progress=False)
     # pointing the unit at a small-talk turn changes recall, never how much is judged
-    b = run_gate_bench(_tiny(tmp_path, old="e5", transition=None), embeddings=minilm,
-                       progress=False)
+    b = run_gate_bench(
+        _tiny(tmp_path, old="e5", transition=None), embeddings=minilm, progress=False
+    )
     for pa, pb in zip(a["operating_points"], b["operating_points"], strict=True):
         assert pa["judged_per_write"] == pb["judged_per_write"]
     assert b["config"]["true_pairs"] == 1
@@ -74,7 +111,12 @@ def test_gate_bench_reads_gold_only_to_score(tmp_path, minilm):
 
 
 def test_cli_wires_bench_gate():
-    args = build_parser().parse_args(["bench", "gate", "f.json", "--out", "o.json",
-                                      "--profiles", "4"])
-    assert (args.bench_command, args.file, args.profiles, args.candidate_k) == \
-        ("gate", "f.json", "4", 32)
+    args = build_parser().parse_args(
+        ["bench", "gate", "f.json", "--out", "o.json", "--profiles", "4"]
+    )
+    assert (args.bench_command, args.file, args.profiles, args.candidate_k) == (
+        "gate",
+        "f.json",
+        "4",
+        32,
+    )

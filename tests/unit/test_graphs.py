@@ -45,21 +45,42 @@ def test_each_module_exposes_a_compiled_graph(graphs):
     for mod in graphs.values():
         assert isinstance(mod.graph, CompiledStateGraph)
     assert set(graphs["atma_read"].graph.get_graph().nodes) >= {
-        "profile", "seed", "expand", "rank", "serialize", "answer"}
+        "profile",
+        "seed",
+        "expand",
+        "rank",
+        "serialize",
+        "answer",
+    }
     assert set(graphs["atma_agent"].graph.get_graph().nodes) >= {
-        "remember", "recall", "agent", "tools"}
+        "remember",
+        "recall",
+        "agent",
+        "tools",
+    }
     assert type(graphs["atma_agent"].model).__name__ == "OfflineMemoryEchoModel"
 
 
 def test_the_graphs_run_end_to_end_offline(graphs):
     write = graphs["atma_write"].graph
-    out = write.invoke({"event": {"text": "I live in Lisbon.", "speaker": "me",
-                                  "timestamp": "2023-01-01", "event_id": "g1"}})
+    out = write.invoke(
+        {
+            "event": {
+                "text": "I live in Lisbon.",
+                "speaker": "me",
+                "timestamp": "2023-01-01",
+                "event_id": "g1",
+            }
+        }
+    )
     assert out["result"].record.namespace == "studio"
     assert [e["level"] for e in out["trace"]] == ["bank"] * len(out["trace"])
-    out2 = write.invoke({"namespace": "studio",
-                         "record": {"content": "I moved to Porto in May.",
-                                    "time": "2023-05-20"}})
+    out2 = write.invoke(
+        {
+            "namespace": "studio",
+            "record": {"content": "I moved to Porto in May.", "time": "2023-05-20"},
+        }
+    )
     assert out2["result"].record.content == "I moved to Porto in May."
 
     read = graphs["atma_read"].graph.invoke({"question": "Where do I live now?"})
@@ -95,9 +116,11 @@ def test_every_langgraph_json_graph_has_input_and_output_json_schemas(graphs):
     """Studio builds its input form from these; TypedDicts from typing fail on 3.11."""
     config = json.loads((ROOT / "langgraph.json").read_text(encoding="utf-8"))
     assert set(config["graphs"]) == set(GRAPH_FILES)
-    expected_inputs = {"atma_write": {"namespace", "event", "record"},
-                       "atma_read": {"question", "namespace"},
-                       "atma_agent": {"messages"}}
+    expected_inputs = {
+        "atma_write": {"namespace", "event", "record"},
+        "atma_read": {"question", "namespace"},
+        "atma_agent": {"messages"},
+    }
     for name, mod in graphs.items():
         schema_in = mod.graph.get_input_jsonschema()
         schema_out = mod.graph.get_output_jsonschema()
@@ -153,18 +176,32 @@ def test_async_graphs_never_block_the_event_loop_on_a_fresh_process(tmp_path):
     import subprocess
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("ATMA_")}
-    env.update({"ATMA_PATH": str(tmp_path / "bank"), "ATMA_NAMESPACE": "studio",
-                "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "OMP_NUM_THREADS": "1",
-                "PYTHONPATH": str(ROOT)})
-    proc = subprocess.run([sys.executable, "-c", _UNDER_BLOCKBUSTER], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=300)
+    env.update(
+        {
+            "ATMA_PATH": str(tmp_path / "bank"),
+            "ATMA_NAMESPACE": "studio",
+            "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            "OMP_NUM_THREADS": "1",
+            "PYTHONPATH": str(ROOT),
+        }
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", _UNDER_BLOCKBUSTER],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "NO BLOCKING CALL" in proc.stdout
 
 
 def test_graph_outputs_carry_no_vectors(graphs):
     out = graphs["atma_write"].graph.invoke(
-        {"event": {"text": "Rowing on Sundays.", "speaker": "me", "timestamp": "2023-02-01"}})
+        {"event": {"text": "Rowing on Sundays.", "speaker": "me", "timestamp": "2023-02-01"}}
+    )
     assert "embedding" not in out and out["result"] is not None
     assert "embedding" not in graphs["atma_write"].graph.get_output_jsonschema()["properties"]
 

@@ -37,8 +37,7 @@ from langchain_atma.retrievers import AtmaRetriever
 from langchain_atma.store import AtmaStore
 from tests.unit.scripted_judge import ScriptedJudge
 
-_JUDGE = ScriptedJudge({("I live in Boston.", "I moved to Seattle last month."):
-                        "supersede"})
+_JUDGE = ScriptedJudge({("I live in Boston.", "I moved to Seattle last month."): "supersede"})
 
 N_TENANTS = 20
 TENANTS = [f"user-{i:02d}" for i in range(N_TENANTS)]
@@ -46,12 +45,24 @@ TENANTS = [f"user-{i:02d}" for i in range(N_TENANTS)]
 
 def _events(i: int) -> list[dict[str, Any]]:
     return [
-        {"text": "I live in Boston.", "speaker": "Ann", "timestamp": "2023-01-01",
-         "event_id": "e1"},
-        {"text": "I moved to Seattle last month.", "speaker": "Ann",
-         "timestamp": "2023-06-01", "event_id": "e2"},
-        {"text": f"My locker code is {1000 + i}.", "speaker": "Ann",
-         "timestamp": "2023-07-01", "event_id": "e3"},
+        {
+            "text": "I live in Boston.",
+            "speaker": "Ann",
+            "timestamp": "2023-01-01",
+            "event_id": "e1",
+        },
+        {
+            "text": "I moved to Seattle last month.",
+            "speaker": "Ann",
+            "timestamp": "2023-06-01",
+            "event_id": "e2",
+        },
+        {
+            "text": f"My locker code is {1000 + i}.",
+            "speaker": "Ann",
+            "timestamp": "2023-07-01",
+            "event_id": "e3",
+        },
     ]
 
 
@@ -61,9 +72,17 @@ def _fill(bank: StateBank, tenants: list[str]) -> None:
 
 
 def _snapshot(bank: StateBank, tenants: list[str]) -> dict[str, dict[str, tuple[Any, ...]]]:
-    return {ns: {r.id: (r.status.value, r.content, tuple(sorted(
-        (lk.type.value, lk.target) for lk in r.links))) for r in bank.records(ns)}
-        for ns in tenants}
+    return {
+        ns: {
+            r.id: (
+                r.status.value,
+                r.content,
+                tuple(sorted((lk.type.value, lk.target) for lk in r.links)),
+            )
+            for r in bank.records(ns)
+        }
+        for ns in tenants
+    }
 
 
 @pytest.fixture(autouse=True)
@@ -74,8 +93,10 @@ def _quiet_cosine_gate_warning() -> Iterator[None]:
 
 
 def _bank(layout: str) -> StateBank:
-    return StateBank(host=ChromaHost.ephemeral(layout=layout),  # type: ignore[arg-type]
-                     embeddings=DeterministicFakeEmbedding(size=16))
+    return StateBank(
+        host=ChromaHost.ephemeral(layout=layout),  # type: ignore[arg-type]
+        embeddings=DeterministicFakeEmbedding(size=16),
+    )
 
 
 # a collection per namespace (the default), and the one shared collection of 0.1
@@ -138,12 +159,18 @@ def test_search_and_reads_stay_in_the_namespace(world: StateBank) -> None:
 
 def test_read_graph_never_shows_another_tenants_memory(world: StateBank) -> None:
     for i, ns in enumerate(TENANTS):
-        for question in ("Where do I live now?", "Where did I live before?",
-                         "What is my locker code?"):
+        for question in (
+            "Where do I live now?",
+            "Where did I live before?",
+            "What is my locker code?",
+        ):
             res = ask(world, ns, question, k=5)
             assert {r.id for r in res.pool} <= _ids(world, ns)
-            leaked = [c for j, c in enumerate(range(1000, 1000 + N_TENANTS))
-                      if j != i and str(c) in res.serialized]
+            leaked = [
+                c
+                for j, c in enumerate(range(1000, 1000 + N_TENANTS))
+                if j != i and str(c) in res.serialized
+            ]
             assert leaked == [], (ns, question, leaked)
 
 
@@ -165,10 +192,14 @@ class ForeignJudge(BaseJudge):
 
     def judge(self, inp: JudgeInput) -> Verdict:
         self.seen.append(inp.old.id)
-        return Verdict(conflict=True, conflict_type="temporal", action="supersede",
-                       reason="told to", source="llm",
-                       suggested_links=[SuggestedLink(type=LinkType.SUPERSEDES,
-                                                      target_id=self.foreign_id)])
+        return Verdict(
+            conflict=True,
+            conflict_type="temporal",
+            action="supersede",
+            reason="told to",
+            source="llm",
+            suggested_links=[SuggestedLink(type=LinkType.SUPERSEDES, target_id=self.foreign_id)],
+        )
 
 
 def test_a_judge_naming_a_foreign_record_changes_nothing(small: StateBank) -> None:
@@ -177,9 +208,21 @@ def test_a_judge_naming_a_foreign_record_changes_nothing(small: StateBank) -> No
     before = _snapshot(small, TENANTS[:3])
     judge = ForeignJudge(victim.id)
     trace: list[dict[str, Any]] = []
-    rep = ingest_events(small, [{"text": "I moved to Seattle.", "speaker": "Ann",
-                                 "timestamp": "2023-09-01", "event_id": "e4"}],
-                        namespace=a, judge=judge, use_gate=False, trace=trace)
+    rep = ingest_events(
+        small,
+        [
+            {
+                "text": "I moved to Seattle.",
+                "speaker": "Ann",
+                "timestamp": "2023-09-01",
+                "event_id": "e4",
+            }
+        ],
+        namespace=a,
+        judge=judge,
+        use_gate=False,
+        trace=trace,
+    )
     assert judge.seen and set(judge.seen) <= _ids(small, a)  # only own candidates judged
     assert rep.supersessions == 0
     after = _snapshot(small, TENANTS[:3])
@@ -195,11 +238,16 @@ def test_commit_with_foreign_targets_or_links_is_rejected(small: StateBank) -> N
     victim = next(r for r in small.records(b) if r.status is RecordStatus.ACTIVE)
     before = _snapshot(small, TENANTS[:3])
     with pytest.raises(RecordNotFoundError):
-        small.commit(MemoryRecord(namespace=a, content="I moved to Paris."),
-                     [CommitDecision(action=CommitAction.SUPERSEDE, target_id=victim.id)])
+        small.commit(
+            MemoryRecord(namespace=a, content="I moved to Paris."),
+            [CommitDecision(action=CommitAction.SUPERSEDE, target_id=victim.id)],
+        )
     with pytest.raises(RecordNotFoundError):
-        small.add(MemoryRecord(namespace=a, content="x",
-                               links=[{"type": "coexists", "target": victim.id}]))
+        small.add(
+            MemoryRecord(
+                namespace=a, content="x", links=[{"type": "coexists", "target": victim.id}]
+            )
+        )
     hijack = MemoryRecord(namespace=a, content="hijack", id=victim.id)
     if small.host.namespaced:  # type: ignore[attr-defined]
         small.add(hijack)  # ids are scoped to the namespace's own collection
@@ -218,13 +266,21 @@ def test_write_graph_candidates_never_cross_even_through_a_planted_link(
     foreign = next(r for r in small.records(b) if r.status is RecordStatus.ACTIVE)
     _plant_link(small, a, foreign.id)
     nodes = WriteNodes(small, use_gate=False, candidate_k=8)
-    out = nodes.propose({"record": MemoryRecord(namespace=a, content="I live in Boston.",
-                                                time="2023-10-01")})
+    out = nodes.propose(
+        {"record": MemoryRecord(namespace=a, content="I live in Boston.", time="2023-10-01")}
+    )
     cands = {c.id for c in out["candidates"]}
     assert cands and cands <= _ids(small, a) and foreign.id not in cands
     graph_out = create_write_graph(small, use_gate=False).invoke(
-        {"record": MemoryRecord(namespace=a, content="We relocated to Seattle this fall.",
-                                time="2023-10-02", provenance=Provenance(speaker="Ann"))})
+        {
+            "record": MemoryRecord(
+                namespace=a,
+                content="We relocated to Seattle this fall.",
+                time="2023-10-02",
+                provenance=Provenance(speaker="Ann"),
+            )
+        }
+    )
     written = graph_out["result"].record
     assert written is not None and written.namespace == a
     assert {c.id for c in graph_out["candidates"]} <= _ids(small, a)
@@ -236,8 +292,9 @@ def test_write_graph_candidates_never_cross_even_through_a_planted_link(
 
 def _plant_link(bank: StateBank, ns: str, foreign_id: str) -> str:
     """Tamper with the host row of ``ns``'s live head: add a link to another tenant's id."""
-    head = next(r for r in bank.records(ns) if r.status is RecordStatus.ACTIVE
-                and "Seattle" in r.content)
+    head = next(
+        r for r in bank.records(ns) if r.status is RecordStatus.ACTIVE and "Seattle" in r.content
+    )
     row = bank.host.get([head.id], namespace=ns)[0]
     links = json.loads(row.metadata["atma_links"])
     links += [["supersedes", foreign_id], ["related", foreign_id]]
@@ -254,8 +311,7 @@ def test_link_hop_to_a_foreign_id_is_ignored(small: StateBank, mode: str) -> Non
     foreign = {r.id for r in small.records(b)}
     target = next(r for r in small.records(b) if "Boston" in r.content)
     _plant_link(small, a, target.id)
-    for question in ("Where did I live before?", "Where do I live now?",
-                     "How did my home change?"):
+    for question in ("Where did I live before?", "Where do I live now?", "How did my home change?"):
         res = ask(small, a, question, k=5, controller_mode=mode)
         assert not {r.id for r in res.pool} & foreign
         assert {r.record.namespace for r in res.pool} == {a}
@@ -264,11 +320,21 @@ def test_link_hop_to_a_foreign_id_is_ignored(small: StateBank, mode: str) -> Non
 def test_llm_controller_choosing_a_foreign_id_falls_back(small: StateBank) -> None:
     a, b = TENANTS[0], TENANTS[1]
     foreign = next(r for r in small.records(b) if "Seattle" in r.content)
-    reply = json.dumps({"query_mode": "current", "confidence": 1.0,
-                        "selected": [{"candidate_id": foreign.id, "rank": 1}]})
+    reply = json.dumps(
+        {
+            "query_mode": "current",
+            "confidence": 1.0,
+            "selected": [{"candidate_id": foreign.id, "rank": 1}],
+        }
+    )
     model = GenericFakeChatModel(messages=iter([AIMessage(content=reply)]))
-    res = ask(small, a, "Where do I live now?", k=3,
-              controller=LLMController(model, structured=False, timeout_s=10))
+    res = ask(
+        small,
+        a,
+        "Where do I live now?",
+        k=3,
+        controller=LLMController(model, structured=False, timeout_s=10),
+    )
     assert res.packet.controller_status == "fallback:invalid_ids"
     assert foreign.id not in {r.id for r in res.packet.rows}
     assert {r.record.namespace for r in res.packet.rows} == {a}
@@ -311,7 +377,8 @@ def test_store_namespaces_with_the_same_keys_are_isolated() -> None:
         assert hits and {h.namespace for h in hits} == {ns}
         assert [h.value for h in hits if h.key == "code"] == [{"text": f"locker {1000 + i}"}]
         assert [h.status for h in store.history(ns, "home")] == (
-            ["superseded", "superseded", "deleted"] if i == 3 else ["superseded", "active"])
+            ["superseded", "superseded", "deleted"] if i == 3 else ["superseded", "active"]
+        )
         assert store.bank.verify(store.bank_namespace(ns)) == []
     listed = store.list_namespaces(prefix=("users",))
     assert sorted(listed) == sorted(spaces)

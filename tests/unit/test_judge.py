@@ -31,8 +31,9 @@ from langchain_atma.records import LinkType, MemoryRecord, Provenance
 
 
 def _rec(text: str, t: int, speaker: str | None = "Ann", **kw: Any) -> MemoryRecord:
-    return MemoryRecord(namespace="u", content=text, time=t,
-                        provenance=Provenance(speaker=speaker), **kw)
+    return MemoryRecord(
+        namespace="u", content=text, time=t, provenance=Provenance(speaker=speaker), **kw
+    )
 
 
 class ScriptedJudge(BaseJudge):
@@ -46,24 +47,44 @@ class ScriptedJudge(BaseJudge):
         self.seen.append(inp.new.content)
         action, conf = self.script.get(inp.new.content, ("keep_both", 0.99))
         ctype = {"supersede": "temporal", "noop": "duplicate", "keep_both": "none"}.get(
-            action, "scope")
-        return Verdict(conflict=action != "keep_both", conflict_type=ctype, action=action,
-                       confidence=conf, reason="scripted")
+            action, "scope"
+        )
+        return Verdict(
+            conflict=action != "keep_both",
+            conflict_type=ctype,
+            action=action,
+            confidence=conf,
+            reason="scripted",
+        )
 
 
 # ---------------------------------------------------------------- structural checks
 
 
-@pytest.mark.parametrize(("old", "new", "kw", "action", "reason"), [
-    (_rec("I rent a loft.", 2), _rec("We bought a cottage.", 1), {}, "keep_both", "not later"),
-    (_rec("I rent a loft.", 1), _rec("We bought a cottage.", 2, speaker="Bo"), {}, "keep_both",
-     "different speakers"),
-    (_rec("I rent a loft.", 1), _rec("  i RENT a   loft. ", 2), {}, "noop", "same text"),
-    (_rec("I rent a loft.", 1), _rec("We bought a cottage.", 2), {"old_precedes_new": False},
-     "keep_both", "not later"),
-])
-def test_structural_checks(old: MemoryRecord, new: MemoryRecord, kw: dict[str, Any],
-                           action: str, reason: str) -> None:
+@pytest.mark.parametrize(
+    ("old", "new", "kw", "action", "reason"),
+    [
+        (_rec("I rent a loft.", 2), _rec("We bought a cottage.", 1), {}, "keep_both", "not later"),
+        (
+            _rec("I rent a loft.", 1),
+            _rec("We bought a cottage.", 2, speaker="Bo"),
+            {},
+            "keep_both",
+            "different speakers",
+        ),
+        (_rec("I rent a loft.", 1), _rec("  i RENT a   loft. ", 2), {}, "noop", "same text"),
+        (
+            _rec("I rent a loft.", 1),
+            _rec("We bought a cottage.", 2),
+            {"old_precedes_new": False},
+            "keep_both",
+            "not later",
+        ),
+    ],
+)
+def test_structural_checks(
+    old: MemoryRecord, new: MemoryRecord, kw: dict[str, Any], action: str, reason: str
+) -> None:
     v = structural_verdict(JudgeInput(old=old, new=new, **kw))
     assert v is not None and v.action == action and reason in v.reason
     assert v.confidence == 1.0
@@ -71,10 +92,16 @@ def test_structural_checks(old: MemoryRecord, new: MemoryRecord, kw: dict[str, A
 
 def test_structural_checks_leave_wording_to_the_model() -> None:
     same_speaker_case = _rec("i rent a loft", 1, speaker=" ann ")
-    assert structural_verdict(JudgeInput(old=_rec("I rent a loft.", 1),
-                                         new=_rec("We bought a cottage.", 2))) is None
-    assert structural_verdict(JudgeInput(old=same_speaker_case,
-                                         new=_rec("We bought a cottage.", 2))) is None
+    assert (
+        structural_verdict(
+            JudgeInput(old=_rec("I rent a loft.", 1), new=_rec("We bought a cottage.", 2))
+        )
+        is None
+    )
+    assert (
+        structural_verdict(JudgeInput(old=same_speaker_case, new=_rec("We bought a cottage.", 2)))
+        is None
+    )
     unknown = _rec("We bought a cottage.", 2, speaker=None)
     assert structural_verdict(JudgeInput(old=_rec("I rent a loft.", 1), new=unknown)) is None
 
@@ -85,14 +112,17 @@ def test_structural_checks_leave_wording_to_the_model() -> None:
 def test_verdict_to_decision_mapping() -> None:
     old, new = _rec("a", 1), _rec("b", 2)
     expected = {
-        "supersede": CommitAction.SUPERSEDE, "transition": CommitAction.TRANSITION,
-        "coexist": CommitAction.COEXIST, "scoped_exception": CommitAction.SCOPED_EXCEPTION,
+        "supersede": CommitAction.SUPERSEDE,
+        "transition": CommitAction.TRANSITION,
+        "coexist": CommitAction.COEXIST,
+        "scoped_exception": CommitAction.SCOPED_EXCEPTION,
         "noop": CommitAction.DUPLICATE,
     }
     for action, commit in expected.items():
         ctype = "duplicate" if action == "noop" else "temporal"
-        d = verdict_to_decision(Verdict(conflict=True, conflict_type=ctype, action=action),
-                                old, new)
+        d = verdict_to_decision(
+            Verdict(conflict=True, conflict_type=ctype, action=action), old, new
+        )
         assert d is not None and d.action is commit and d.target_id == old.id
     keep = keep_both_verdict("x")
     assert verdict_to_decision(keep, old, new) is None
@@ -100,8 +130,12 @@ def test_verdict_to_decision_mapping() -> None:
 
 def test_verdict_naming_an_outside_record_is_rejected() -> None:
     old, new = _rec("a", 1), _rec("b", 2)
-    bad = Verdict(conflict=True, conflict_type="temporal", action="supersede",
-                  suggested_links=[SuggestedLink(type=LinkType.SUPERSEDES, target_id="nope")])
+    bad = Verdict(
+        conflict=True,
+        conflict_type="temporal",
+        action="supersede",
+        suggested_links=[SuggestedLink(type=LinkType.SUPERSEDES, target_id="nope")],
+    )
     with pytest.raises(InvalidVerdictError):
         validate_verdict(bad, old, new)
     with pytest.raises(InvalidVerdictError):
@@ -130,16 +164,22 @@ class FakeChat(GenericFakeChatModel):
 
 
 def _call(args: dict[str, Any]) -> AIMessage:
-    return AIMessage(content="", tool_calls=[{"name": "AuditVerdict", "args": args,
-                                              "id": "call-1"}])
+    return AIMessage(
+        content="", tool_calls=[{"name": "AuditVerdict", "args": args, "id": "call-1"}]
+    )
 
 
 OLD = _rec("I live in Boston.", 1)
 NEW = _rec("I moved to Seattle last month.", 2)
 INP = JudgeInput(old=OLD, new=NEW, similarity=0.6)
-GOOD = {"conflict": True, "conflict_type": "temporal", "action": "supersede",
-        "reason": "moved", "slot": "location",
-        "suggested_links": [{"type": "supersedes", "target_id": OLD.id}]}
+GOOD = {
+    "conflict": True,
+    "conflict_type": "temporal",
+    "action": "supersede",
+    "reason": "moved",
+    "slot": "location",
+    "suggested_links": [{"type": "supersedes", "target_id": OLD.id}],
+}
 
 
 def test_llm_judge_good_verdict_and_prompt() -> None:
@@ -155,20 +195,23 @@ def test_llm_judge_good_verdict_and_prompt() -> None:
 
 
 def test_llm_judge_retries_malformed_output_once() -> None:
-    judge = LLMJudge(FakeChat(messages=iter([AIMessage(content="{not json"), _call(GOOD)])),
-                     timeout_s=5)
+    judge = LLMJudge(
+        FakeChat(messages=iter([AIMessage(content="{not json"), _call(GOOD)])), timeout_s=5
+    )
     v = judge.judge(INP)
     assert v.source == "llm" and judge.stats["retries"] == 1
 
 
 def test_llm_judge_falls_back_after_two_bad_outputs() -> None:
     bad = _call({"conflict": "maybe", "action": "explode"})
-    judge = LLMJudge(FakeChat(messages=iter([bad, AIMessage(content="nope")])), timeout_s=5,
-                     fallback=ScriptedJudge({NEW.content: ("supersede", 0.9)}))
+    judge = LLMJudge(
+        FakeChat(messages=iter([bad, AIMessage(content="nope")])),
+        timeout_s=5,
+        fallback=ScriptedJudge({NEW.content: ("supersede", 0.9)}),
+    )
     v = judge.judge(INP)
     assert v.source == "fallback" and v.action == "supersede"  # the fallback's verdict
-    assert judge.stats == {"calls": 2, "retries": 1, "timeouts": 0, "invalid": 2,
-                           "fallbacks": 1}
+    assert judge.stats == {"calls": 2, "retries": 1, "timeouts": 0, "invalid": 2, "fallbacks": 1}
     nofb = LLMJudge(FakeChat(messages=iter([bad, bad])), timeout_s=5, fallback=None)
     v2 = nofb.judge(INP)
     assert (v2.action, v2.source) == ("keep_both", "fallback")
@@ -176,8 +219,11 @@ def test_llm_judge_falls_back_after_two_bad_outputs() -> None:
 
 def test_llm_judge_rejects_verdict_naming_unknown_id() -> None:
     outside = {**GOOD, "suggested_links": [{"type": "supersedes", "target_id": "r-999"}]}
-    judge = LLMJudge(FakeChat(messages=iter([_call(outside), _call(outside)])), timeout_s=5,
-                     fallback=ScriptedJudge({}))
+    judge = LLMJudge(
+        FakeChat(messages=iter([_call(outside), _call(outside)])),
+        timeout_s=5,
+        fallback=ScriptedJudge({}),
+    )
     v = judge.judge(INP)
     assert v.source == "fallback" and judge.stats["invalid"] == 2
     assert all(lk.target_id == OLD.id for lk in v.suggested_links)
@@ -215,8 +261,9 @@ def _pairs(*texts: str) -> list[JudgeInput]:
 
 
 def test_escalation_sends_only_unsure_pairs_within_the_budget() -> None:
-    primary = ScriptedJudge({"sure": ("supersede", 0.97), "unsure": ("coexist", 0.55),
-                             "shaky": ("supersede", 0.6)})
+    primary = ScriptedJudge(
+        {"sure": ("supersede", 0.97), "unsure": ("coexist", 0.55), "shaky": ("supersede", 0.6)}
+    )
     llm = ScriptedJudge({"unsure": ("supersede", 0.8), "shaky": ("keep_both", 0.8)})
     judge = EscalatingJudge(primary, llm, escalate_below=0.7, llm_calls_per_write=0.5)
     first = judge.judge_many(_pairs("sure", "unsure", "shaky"))
@@ -231,8 +278,9 @@ def test_escalation_sends_only_unsure_pairs_within_the_budget() -> None:
 
 def test_escalation_budget_holds_over_many_writes() -> None:
     primary = ScriptedJudge({"unsure": ("coexist", 0.5)})
-    judge = EscalatingJudge(primary, ScriptedJudge({}), escalate_below=0.8,
-                            llm_calls_per_write=0.25)
+    judge = EscalatingJudge(
+        primary, ScriptedJudge({}), escalate_below=0.8, llm_calls_per_write=0.25
+    )
     for _ in range(40):
         judge.judge_many(_pairs("unsure", "unsure"))
     assert judge.stats["escalated"] == 10  # 0.25 per write, never more
@@ -243,8 +291,12 @@ def test_escalation_keeps_the_learned_verdict_when_the_llm_fails() -> None:
         def judge(self, inp: JudgeInput) -> Verdict:
             return keep_both_verdict("model down", source="fallback")
 
-    judge = EscalatingJudge(ScriptedJudge({"unsure": ("coexist", 0.5)}), Failing(),
-                            escalate_below=0.8, llm_calls_per_write=1.0)
+    judge = EscalatingJudge(
+        ScriptedJudge({"unsure": ("coexist", 0.5)}),
+        Failing(),
+        escalate_below=0.8,
+        llm_calls_per_write=1.0,
+    )
     v = judge.judge(_pairs("unsure")[0])
     assert v.action == "coexist" and judge.stats["llm_failed"] == 1
 

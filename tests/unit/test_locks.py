@@ -144,8 +144,9 @@ def test_namespaces_do_not_wait_for_each_other(tmp_path):
 def test_lock_dir_from_env_and_bank_lock_files(tmp_path, monkeypatch):
     monkeypatch.setenv("ATMA_LOCK_DIR", str(tmp_path / "env-locks"))
     assert default_lock_dir() == tmp_path / "env-locks"
-    bank = StateBank(host=ChromaHost.persistent(tmp_path / "bank"), embeddings=_emb(),
-                     process_lock=True)
+    bank = StateBank(
+        host=ChromaHost.persistent(tmp_path / "bank"), embeddings=_emb(), process_lock=True
+    )
     bank.add(MemoryRecord(namespace="u", content="hello"))
     assert len(list((tmp_path / "env-locks").glob("*.lock"))) == 1
     # embedded default: no file lock at all
@@ -213,16 +214,20 @@ def test_revision_check_stops_a_writer_outside_the_lock(tmp_path):
 
     def commit_a():
         try:
-            a.commit(MemoryRecord(namespace="u", content="A: Seattle", slot="location"),
-                     [CommitDecision(action=CommitAction.SUPERSEDE, target_id=seed.id)])
+            a.commit(
+                MemoryRecord(namespace="u", content="A: Seattle", slot="location"),
+                [CommitDecision(action=CommitAction.SUPERSEDE, target_id=seed.id)],
+            )
         except BaseException as exc:  # noqa: BLE001
             errors.append(exc)
 
     t = threading.Thread(target=commit_a)
     t.start()
     assert stall.reached.wait(10)
-    b_new = b.commit(MemoryRecord(namespace="u", content="B: Ashcombe", slot="location"),
-                     [CommitDecision(action=CommitAction.SUPERSEDE, target_id=seed.id)]).record
+    b_new = b.commit(
+        MemoryRecord(namespace="u", content="B: Ashcombe", slot="location"),
+        [CommitDecision(action=CommitAction.SUPERSEDE, target_id=seed.id)],
+    ).record
     stall.go.set()
     t.join(10)
     assert len(errors) == 1 and isinstance(errors[0], ConcurrentWriteError)
@@ -239,17 +244,22 @@ def test_shared_banks_in_one_process_wait_for_each_other(tmp_path):
     a = StateBank(host=host, embeddings=stall, lock_dir=tmp_path)
     b = StateBank(host=host, embeddings=_emb(), lock_dir=tmp_path)
     seed = b.add(MemoryRecord(namespace="u", content="Boston", slot="location"))
-    t = threading.Thread(target=lambda: a.commit(
-        MemoryRecord(namespace="u", content="A: Seattle", slot="location"),
-        [CommitDecision(action=CommitAction.SUPERSEDE, target_id=seed.id)]))
+    t = threading.Thread(
+        target=lambda: a.commit(
+            MemoryRecord(namespace="u", content="A: Seattle", slot="location"),
+            [CommitDecision(action=CommitAction.SUPERSEDE, target_id=seed.id)],
+        )
+    )
     t.start()
     assert stall.reached.wait(10)
     threading.Timer(0.3, stall.go.set).start()
     with b.writer_lock("u"):  # waits for A's commit
         live = b.records("u", slot="location", statuses=[RecordStatus.ACTIVE])
         assert [r.content for r in live] == ["A: Seattle"]
-        b.commit(MemoryRecord(namespace="u", content="B: Ashcombe", slot="location"),
-                 [CommitDecision(action=CommitAction.SUPERSEDE, target_id=live[0].id)])
+        b.commit(
+            MemoryRecord(namespace="u", content="B: Ashcombe", slot="location"),
+            [CommitDecision(action=CommitAction.SUPERSEDE, target_id=live[0].id)],
+        )
     t.join(10)
     assert b.verify("u") == [] and b.count("u") == 3
 
@@ -272,15 +282,19 @@ def test_recover_drops_an_entry_overtaken_by_a_later_commit(tmp_path):
 
     host.upsert = die
     with pytest.raises(_Die):  # journaled, then the writer "dies" before its write
-        bank.commit(MemoryRecord(id="dead", namespace="u", content="Seattle", slot="location"),
-                    [CommitDecision(action=CommitAction.SUPERSEDE, target_id=seed.id)])
+        bank.commit(
+            MemoryRecord(id="dead", namespace="u", content="Seattle", slot="location"),
+            [CommitDecision(action=CommitAction.SUPERSEDE, target_id=seed.id)],
+        )
     host.upsert = real_upsert
     assert len(host.journal_pending()) == 1
     # another writer supersedes the same record meanwhile (same revision number
     # as the dead entry's after-image, but another commit id)
     other = StateBank(host=host, embeddings=_emb(), lock_dir=tmp_path, recover=False)
-    other.commit(MemoryRecord(namespace="u", content="Ashcombe", slot="location"),
-                 [CommitDecision(action=CommitAction.SUPERSEDE, target_id=seed.id)])
+    other.commit(
+        MemoryRecord(namespace="u", content="Ashcombe", slot="location"),
+        [CommitDecision(action=CommitAction.SUPERSEDE, target_id=seed.id)],
+    )
     entry = json.loads(host.journal_pending()[0][1])
     seed_after = next(r for r in entry["rows"] if r["id"] == seed.id)
     assert seed_after["metadata"]["atma_rev"] == host.get([seed.id])[0].metadata["atma_rev"]
@@ -316,9 +330,10 @@ def test_recover_skips_an_entry_whose_writer_rolled_back_meanwhile(tmp_path):
 
     def commit():
         try:
-            bank.commit(MemoryRecord(id="new", namespace="u", content="Seattle",
-                                     slot="location"),
-                        [CommitDecision(action=CommitAction.SUPERSEDE, target_id=seed.id)])
+            bank.commit(
+                MemoryRecord(id="new", namespace="u", content="Seattle", slot="location"),
+                [CommitDecision(action=CommitAction.SUPERSEDE, target_id=seed.id)],
+            )
         except BaseException as exc:  # noqa: BLE001
             errors.append(exc)
 
@@ -326,8 +341,9 @@ def test_recover_skips_an_entry_whose_writer_rolled_back_meanwhile(tmp_path):
     t.start()
     assert in_write.wait(10)
     opened: list[StateBank] = []
-    opener = threading.Thread(target=lambda: opened.append(
-        StateBank(host=host, embeddings=_emb(), lock_dir=tmp_path)))
+    opener = threading.Thread(
+        target=lambda: opened.append(StateBank(host=host, embeddings=_emb(), lock_dir=tmp_path))
+    )
     opener.start()  # its recover() sees the entry, then waits for the lock
     assert snapshot.wait(10)
     go.set()  # the writer's upsert fails; it rolls back and drops its entry

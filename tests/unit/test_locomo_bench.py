@@ -30,13 +30,22 @@ def _sample(tmp_path: Path) -> Path:
     for s in (1, 2):
         conv[f"session_{s}"] = [
             {"speaker": who, "dia_id": f"D{s}:{t}", "text": text}
-            for t, (who, text) in enumerate(TURNS[(s - 1) * 3:s * 3], 1)]
+            for t, (who, text) in enumerate(TURNS[(s - 1) * 3 : s * 3], 1)
+        ]
         conv[f"session_{s}_date_time"] = f"1:15 pm on {3 * s} March, 2023"
     qa = [
-        {"question": "Which city does Ann live in now?", "answer": "Seattle",
-         "evidence": ["D2:2"], "category": 4},
-        {"question": "What is Bob's cat called?", "adversarial_answer": "Tom",
-         "evidence": [], "category": 5},
+        {
+            "question": "Which city does Ann live in now?",
+            "answer": "Seattle",
+            "evidence": ["D2:2"],
+            "category": 4,
+        },
+        {
+            "question": "What is Bob's cat called?",
+            "adversarial_answer": "Tom",
+            "evidence": [],
+            "category": 5,
+        },
     ]
     path = tmp_path / "toy_locomo.json"
     path.write_text(json.dumps([{"sample_id": "toy", "conversation": conv, "qa": qa}]))
@@ -65,16 +74,33 @@ def test_offline_run_scores_both_methods(tmp_path):
 
 
 def test_models_answer_and_judge(tmp_path):
-    verdict = {"conflict": True, "conflict_type": "temporal", "action": "supersede",
-               "reason": "moved", "slot": "location"}
-    judge = _ToolFake(messages=itertools.cycle([AIMessage(content="", tool_calls=[
-        {"name": "AuditVerdict", "args": verdict, "id": "call-1"}])]))
+    verdict = {
+        "conflict": True,
+        "conflict_type": "temporal",
+        "action": "supersede",
+        "reason": "moved",
+        "slot": "location",
+    }
+    judge = _ToolFake(
+        messages=itertools.cycle(
+            [
+                AIMessage(
+                    content="",
+                    tool_calls=[{"name": "AuditVerdict", "args": verdict, "id": "call-1"}],
+                )
+            ]
+        )
+    )
     answer = GenericFakeChatModel(messages=itertools.cycle([AIMessage("Seattle")]))
-    res = run_locomo_bench(load_locomo(_sample(tmp_path)), progress=False,
-                           judge_model=judge, answer_model=answer)
+    res = run_locomo_bench(
+        load_locomo(_sample(tmp_path)), progress=False, judge_model=judge, answer_model=answer
+    )
     cfg = res["config"]
     assert (cfg["judge"], cfg["answerer"], cfg["controller"]) == (
-        "llm:_ToolFake", "llm:GenericFakeChatModel", "offline")
+        "llm:_ToolFake",
+        "llm:GenericFakeChatModel",
+        "offline",
+    )
     assert cfg["judge_stats"]["writes"] >= 1 and "escalation_rate" in cfg["judge_stats"]
     for m in ("host", "atma"):  # both methods answer with the model
         row = res["methods"][m]
@@ -86,11 +112,24 @@ def test_models_answer_and_judge(tmp_path):
 def test_cli_wires_the_model_options():
     from langchain_atma.cli import build_parser
 
-    args = build_parser().parse_args(["bench", "locomo", "l.json", "--out", "o.json",
-                                      "--answer-model", "qwen2.5:3b",
-                                      "--ollama-base-url", "http://127.0.0.1:11434"])
+    args = build_parser().parse_args(
+        [
+            "bench",
+            "locomo",
+            "l.json",
+            "--out",
+            "o.json",
+            "--answer-model",
+            "qwen2.5:3b",
+            "--ollama-base-url",
+            "http://127.0.0.1:11434",
+        ]
+    )
     assert (args.answer_model, args.judge_model, args.ollama_base_url) == (
-        "qwen2.5:3b", None, "http://127.0.0.1:11434")
+        "qwen2.5:3b",
+        None,
+        "http://127.0.0.1:11434",
+    )
 
 
 def test_details_list_every_answer_and_the_cli_writes_them(tmp_path, capsys):
@@ -109,8 +148,9 @@ def test_details_list_every_answer_and_the_cli_writes_them(tmp_path, capsys):
     assert all(r["label"] is None for r in by[("host", "single-hop")]["packet"])
     assert by[("atma", "adversarial")]["evidence_recall"] is None  # no gold evidence ids
     out, det = tmp_path / "res.json", tmp_path / "det.jsonl"
-    args = build_parser().parse_args(["bench", "locomo", str(_sample(tmp_path)), "--out",
-                                      str(out), "--details", str(det)])
+    args = build_parser().parse_args(
+        ["bench", "locomo", str(_sample(tmp_path)), "--out", str(out), "--details", str(det)]
+    )
     assert main(args) == 0
     lines = [json.loads(x) for x in det.read_text(encoding="utf-8").splitlines()]
     assert len(lines) == 4 and {d["method"] for d in lines} == {"host", "atma"}

@@ -14,45 +14,82 @@ from langchain_atma.errors import ConfigError
 from langchain_atma.records import MemoryRecord, RecordStatus
 from tests.unit.ltp_docs import write_one_profile
 
-MOVE_UNIT = {"slot": "location", "update_type": "temporal", "old_value": "Boston",
-             "current_value": "Seattle", "old_event_id": "e3", "new_event_id": "e5",
-             "transition_event_id": None}
-CURRENT_PROBE = {"probe_id": "p0-u0-c", "view": "current", "kind": "conflict",
-                 "question": "Which city does Ana live in now?", "target": "Seattle",
-                 "alternate": "Boston"}
+MOVE_UNIT = {
+    "slot": "location",
+    "update_type": "temporal",
+    "old_value": "Boston",
+    "current_value": "Seattle",
+    "old_event_id": "e3",
+    "new_event_id": "e5",
+    "transition_event_id": None,
+}
+CURRENT_PROBE = {
+    "probe_id": "p0-u0-c",
+    "view": "current",
+    "kind": "conflict",
+    "question": "Which city does Ana live in now?",
+    "target": "Seattle",
+    "alternate": "Boston",
+}
 
 
 def _tiny(tmp_path, kind_of_dialog="dialog"):
     events = [
         ("e1", "2023-01-01T10:00:00", "Ana", "Hi Ben, how was your weekend?", kind_of_dialog),
-        ("e2", "2023-01-01T10:01:00", "Ben", "Great, we went hiking in the hills.",
-         kind_of_dialog),
-        ("e3", "2023-01-02T10:00:00", "Ana", "I live in Boston, in a flat near the river.",
-         "cue_old"),
+        ("e2", "2023-01-01T10:01:00", "Ben", "Great, we went hiking in the hills.", kind_of_dialog),
+        (
+            "e3",
+            "2023-01-02T10:00:00",
+            "Ana",
+            "I live in Boston, in a flat near the river.",
+            "cue_old",
+        ),
         ("e4", "2023-02-01T10:00:00", "Ben", "Did you see the game last night?", kind_of_dialog),
-        ("e5", "2023-03-01T10:00:00", "Ana", "I moved to Seattle last month, that's home now.",
-         "cue_new"),
+        (
+            "e5",
+            "2023-03-01T10:00:00",
+            "Ana",
+            "I moved to Seattle last month, that's home now.",
+            "cue_new",
+        ),
         ("e6", "2023-03-01T10:01:00", "Ben", "Wow, congratulations on the move!", kind_of_dialog),
     ]
-    return load_ltp(write_one_profile(
-        tmp_path, events,
-        MOVE_UNIT,
-        [{"probe_id": "p0-u0-h", "view": "historical", "kind": "fact",
-          "question": "Which city did Ana live in before her move?", "target": "Boston",
-          "alternate": "Seattle"},
-         CURRENT_PROBE]))
+    return load_ltp(
+        write_one_profile(
+            tmp_path,
+            events,
+            MOVE_UNIT,
+            [
+                {
+                    "probe_id": "p0-u0-h",
+                    "view": "historical",
+                    "kind": "fact",
+                    "question": "Which city did Ana live in before her move?",
+                    "target": "Boston",
+                    "alternate": "Seattle",
+                },
+                CURRENT_PROBE,
+            ],
+        )
+    )
 
 
 def test_runner_scores_every_metric(tmp_path, minilm):
-    res = run_ltp_bench(_tiny(tmp_path), methods=["host", "atma", "atma-no-judge"],
-                        embeddings=minilm, progress=False)
+    res = run_ltp_bench(
+        _tiny(tmp_path),
+        methods=["host", "atma", "atma-no-judge"],
+        embeddings=minilm,
+        progress=False,
+    )
     for m in ("host", "atma", "atma-no-judge"):
         row = res["methods"][m]
         assert set(METRICS) <= set(row)
         assert row["probes"] == 2 and row["units"] == 1 and row["bank_coexist"] == 1.0
         assert all(0.0 <= row[k] <= 1.0 for k in METRICS if k != "judge_calls_per_write")
-        assert sum(row[f"fail_{lvl}"] for lvl in
-                   ("correct", "bank", "candidates", "ranking", "qa")) == 2
+        assert (
+            sum(row[f"fail_{lvl}"] for lvl in ("correct", "bank", "candidates", "ranking", "qa"))
+            == 2
+        )
     assert res["methods"]["host"]["bank_role"] == 0.0  # no state roles without the overlay
     assert res["methods"]["atma-no-judge"]["bank_role"] == 0.0
     atma = res["methods"]["atma"]
@@ -65,8 +102,12 @@ def test_runner_scores_every_metric(tmp_path, minilm):
 def test_replay_never_reads_gold(tmp_path, minilm):
     # relabelling gold-only fields must not change what was replayed or answered
     a = run_ltp_bench(_tiny(tmp_path), methods=["atma"], embeddings=minilm, progress=False)
-    b = run_ltp_bench(_tiny(tmp_path, kind_of_dialog="transition"), methods=["atma"],
-                      embeddings=minilm, progress=False)
+    b = run_ltp_bench(
+        _tiny(tmp_path, kind_of_dialog="transition"),
+        methods=["atma"],
+        embeddings=minilm,
+        progress=False,
+    )
     for key in ("bank_role", "evidence_support", "qa_acc", "judge_calls_per_write"):
         assert a["methods"]["atma"][key] == b["methods"]["atma"][key]
 
@@ -98,8 +139,9 @@ def test_seed_bench_scores_the_searches(tmp_path, minilm):
 def test_metrics_by_update_type(tmp_path, minilm):
     from langchain_atma.benchmarks.ltp_bench import TYPED_METRICS, markdown_type_table
 
-    res = run_ltp_bench(_tiny(tmp_path), methods=["host", "atma"], embeddings=minilm,
-                        progress=False)
+    res = run_ltp_bench(
+        _tiny(tmp_path), methods=["host", "atma"], embeddings=minilm, progress=False
+    )
     atma = res["methods"]["atma"]
     # the tiny file has one temporal unit: only that type is reported, and its
     # figures are the overall ones (same units, same probes)
@@ -124,24 +166,56 @@ def test_update_types_partition_the_overall_figures(tmp_path, minilm):
     doc = json.loads(path.read_text())
     prof = doc["profiles"][0]
     prof["events"] += [
-        {"event_id": "e7", "timestamp": "2023-01-03T10:00:00", "speaker": "Ana",
-         "text": "Jazz is my favourite music, I play it every evening.", "kind": "cue_old",
-         "unit_id": "p0-u1", "dia_id": None},
-        {"event_id": "e8", "timestamp": "2023-03-02T10:00:00", "speaker": "Ana",
-         "text": "I still love jazz, but these days I also listen to a lot of synthwave.",
-         "kind": "cue_new", "unit_id": "p0-u1", "dia_id": None},
+        {
+            "event_id": "e7",
+            "timestamp": "2023-01-03T10:00:00",
+            "speaker": "Ana",
+            "text": "Jazz is my favourite music, I play it every evening.",
+            "kind": "cue_old",
+            "unit_id": "p0-u1",
+            "dia_id": None,
+        },
+        {
+            "event_id": "e8",
+            "timestamp": "2023-03-02T10:00:00",
+            "speaker": "Ana",
+            "text": "I still love jazz, but these days I also listen to a lot of synthwave.",
+            "kind": "cue_new",
+            "unit_id": "p0-u1",
+            "dia_id": None,
+        },
     ]
-    prof["units"].append({"unit_id": "p0-u1", "slot": "likes.music", "update_type": "scope",
-                          "old_value": "jazz", "current_value": "synthwave",
-                          "old_event_id": "e7", "new_event_id": "e8",
-                          "transition_event_id": None})
+    prof["units"].append(
+        {
+            "unit_id": "p0-u1",
+            "slot": "likes.music",
+            "update_type": "scope",
+            "old_value": "jazz",
+            "current_value": "synthwave",
+            "old_event_id": "e7",
+            "new_event_id": "e8",
+            "transition_event_id": None,
+        }
+    )
     prof["probes"] += [
-        {"unit_id": "p0-u1", "probe_id": "p0-u1-h", "view": "historical", "kind": "fact",
-         "question": "Which music did Ana first call her favourite?", "target": "jazz",
-         "alternate": "synthwave"},
-        {"unit_id": "p0-u1", "probe_id": "p0-u1-c", "view": "current", "kind": "conflict",
-         "question": "Which music has Ana been listening to lately?", "target": "synthwave",
-         "alternate": "jazz"},
+        {
+            "unit_id": "p0-u1",
+            "probe_id": "p0-u1-h",
+            "view": "historical",
+            "kind": "fact",
+            "question": "Which music did Ana first call her favourite?",
+            "target": "jazz",
+            "alternate": "synthwave",
+        },
+        {
+            "unit_id": "p0-u1",
+            "probe_id": "p0-u1-c",
+            "view": "current",
+            "kind": "conflict",
+            "question": "Which music has Ana been listening to lately?",
+            "target": "synthwave",
+            "alternate": "jazz",
+        },
     ]
     path.write_text(json.dumps(doc))
     res = run_ltp_bench(load_ltp(path), methods=["atma"], embeddings=minilm, progress=False)
@@ -162,14 +236,16 @@ def test_seed_bench_facts_first_pushes_questions_down(tmp_path, minilm):
     events = [
         ("e1", "2023-01-01T10:00:00", "Ana", "Is the city nice?", "dialog"),
         ("e2", "2023-01-01T10:01:00", "Ana", "Have you been to the city lately?", "dialog"),
-        ("e3", "2023-01-02T10:00:00", "Ana", "I live in Boston, in a flat near the river.",
-         "cue_old"),
+        (
+            "e3",
+            "2023-01-02T10:00:00",
+            "Ana",
+            "I live in Boston, in a flat near the river.",
+            "cue_old",
+        ),
         ("e5", "2023-03-01T10:00:00", "Ana", "I live in Seattle now.", "cue_new"),
     ]
-    path = write_one_profile(
-        tmp_path, events,
-        MOVE_UNIT,
-        [CURRENT_PROBE])
+    path = write_one_profile(tmp_path, events, MOVE_UNIT, [CURRENT_PROBE])
     res = run_seed_bench(path, k=1, embeddings=minilm, progress=False)["modes"]
     # the two questions are a little closer to the probe: plain top-1 is a question
     assert res["speaker_first"]["unit_hit"] == 0.0
@@ -181,8 +257,13 @@ def test_bank_steps_and_details(tmp_path, minilm):
     from langchain_atma.benchmarks.ltp_bench import BANK_STEPS, markdown_bank_steps
 
     details: list[dict] = []
-    res = run_ltp_bench(_tiny(tmp_path), methods=["host", "atma", "atma-no-judge"],
-                        embeddings=minilm, progress=False, details=details)
+    res = run_ltp_bench(
+        _tiny(tmp_path),
+        methods=["host", "atma", "atma-no-judge"],
+        embeddings=minilm,
+        progress=False,
+        details=details,
+    )
     rows = res["methods"]
     assert "bank_steps" not in rows["host"]
     assert set(rows["atma"]["bank_steps"]) == set(BANK_STEPS)
@@ -199,8 +280,10 @@ def test_bank_steps_and_details(tmp_path, minilm):
     cur = by[("atma", "p0-u0-c")]
     assert cur["correct"] and cur["level"] == "correct" and cur["view"] == "current"
     assert cur["target_rank_packet"] is not None and cur["target_rank_pool"] is not None
-    assert any(r["event_id"] == "e5" and r["label"] == "current memory" and r["unit_row"]
-               for r in cur["packet"])
+    assert any(
+        r["event_id"] == "e5" and r["label"] == "current memory" and r["unit_row"]
+        for r in cur["packet"]
+    )
     nj = next(d for d in units if d["method"] == "atma-no-judge")
     assert nj["bank_step"] == "not_judged" and nj["status"]["old"] == "active"
     assert next(d for d in units if d["method"] == "host")["bank_step"] is None
@@ -216,11 +299,17 @@ def test_unit_bank_step_takes_the_path_that_got_further():
     from langchain_atma.benchmarks.ltp_bench import unit_bank_step
 
     old, tr, new = _rec("old"), _rec("tr"), _rec("new")
-    linked = {"candidates": [old.id], "flagged": [old.id],
-              "verdicts": {old.id: "transition/temporal"}, "applied": {old.id: "transition"}}
+    linked = {
+        "candidates": [old.id],
+        "flagged": [old.id],
+        "verdicts": {old.id: "transition/temporal"},
+        "applied": {old.id: "transition"},
+    }
     # direct pair never a candidate; the chain old -> tr linked, tr -> new not flagged
-    audits = {tr.id: WriteAudit(record_id=tr.id, **linked),
-              new.id: WriteAudit(record_id=new.id, candidates=[tr.id])}
+    audits = {
+        tr.id: WriteAudit(record_id=tr.id, **linked),
+        new.id: WriteAudit(record_id=new.id, candidates=[tr.id]),
+    }
     assert unit_bank_step("temporal", old, new, tr, audits) == "not_flagged"
     assert unit_bank_step("temporal", old, new, None, audits) == "not_candidate"
     # scope units need the direct coexistence; the chain does not count
@@ -228,9 +317,13 @@ def test_unit_bank_step_takes_the_path_that_got_further():
     # a missing cue record (stored as a duplicate)
     assert unit_bank_step("value", old, None, None, audits) == "not_stored"
     # linked as it should be, yet the role is wrong: a later write changed it
-    audits[new.id] = WriteAudit(record_id=new.id, candidates=[old.id], flagged=[old.id],
-                                verdicts={old.id: "supersede/value"},
-                                applied={old.id: "supersede"})
+    audits[new.id] = WriteAudit(
+        record_id=new.id,
+        candidates=[old.id],
+        flagged=[old.id],
+        verdicts={old.id: "supersede/value"},
+        applied={old.id: "supersede"},
+    )
     assert unit_bank_step("value", old, new, None, audits) == "overridden"
     assert unit_bank_step("scope", old, new, None, audits) == "judged_otherwise"
 
@@ -244,8 +337,9 @@ def test_cli_writes_results_and_details(tmp_path, minilm, capsys):
     _tiny(tmp_path)  # writes tmp_path / "tiny.json"
     src = tmp_path / "tiny.json"
     out, det = tmp_path / "res.json", tmp_path / "details.jsonl"
-    args = build_parser().parse_args(["bench", "ltp", str(src), "--out", str(out),
-                                      "--methods", "atma", "--details", str(det)])
+    args = build_parser().parse_args(
+        ["bench", "ltp", str(src), "--out", str(out), "--methods", "atma", "--details", str(det)]
+    )
     assert main(args) == 0
     res = json.loads(out.read_text())
     assert res["methods"]["atma"]["bank_steps"]["not_candidate"] == 0
@@ -269,14 +363,32 @@ class _BrokenChat(GenericFakeChatModel):
 
 
 def test_models_replace_the_offline_parts(tmp_path, minilm):
-    verdict = {"conflict": True, "conflict_type": "temporal", "action": "supersede",
-               "reason": "moved", "slot": "location"}
-    judge = _ToolFake(messages=itertools.cycle([AIMessage(content="", tool_calls=[
-        {"name": "AuditVerdict", "args": verdict, "id": "call-1"}])]))
+    verdict = {
+        "conflict": True,
+        "conflict_type": "temporal",
+        "action": "supersede",
+        "reason": "moved",
+        "slot": "location",
+    }
+    judge = _ToolFake(
+        messages=itertools.cycle(
+            [
+                AIMessage(
+                    content="",
+                    tool_calls=[{"name": "AuditVerdict", "args": verdict, "id": "call-1"}],
+                )
+            ]
+        )
+    )
     answer = GenericFakeChatModel(messages=itertools.cycle([AIMessage("Seattle")]))
-    res = run_ltp_bench(_tiny(tmp_path), methods=["host", "atma", "atma-no-judge"],
-                        embeddings=minilm, progress=False, judge_model=judge,
-                        answer_model=answer)
+    res = run_ltp_bench(
+        _tiny(tmp_path),
+        methods=["host", "atma", "atma-no-judge"],
+        embeddings=minilm,
+        progress=False,
+        judge_model=judge,
+        answer_model=answer,
+    )
     cfg = res["config"]
     assert (cfg["judge"], cfg["answerer"]) == ("llm:_ToolFake", "llm:GenericFakeChatModel")
     assert cfg["controller"] == "offline"
@@ -291,8 +403,13 @@ def test_models_replace_the_offline_parts(tmp_path, minilm):
 
 
 def test_a_failing_answer_model_is_counted(tmp_path, minilm):
-    res = run_ltp_bench(_tiny(tmp_path), methods=["atma"], embeddings=minilm, progress=False,
-                        answer_model=_BrokenChat(messages=iter([])))
+    res = run_ltp_bench(
+        _tiny(tmp_path),
+        methods=["atma"],
+        embeddings=minilm,
+        progress=False,
+        answer_model=_BrokenChat(messages=iter([])),
+    )
     row = res["methods"]["atma"]
     assert row["answers_failed"] == 2 and row["qa_acc"] == 0.0
     assert row["fail_correct"] == 0
@@ -308,12 +425,28 @@ def test_bench_models_from_the_command_line(monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)  # no ./atma.toml
     parse = build_parser().parse_args
     assert bench_models(parse(["bench", "ltp", "f.json", "--out", "o.json"])) == {
-        "judge": None, "controller": None, "answer": None}
+        "judge": None,
+        "controller": None,
+        "answer": None,
+    }
     with pytest.raises(ConfigError, match="--answer-model needs an Ollama server"):
-        bench_models(parse(["bench", "ltp", "f.json", "--out", "o.json",
-                            "--answer-model", "qwen2.5:3b"]))
-    models = bench_models(parse(["bench", "ltp", "f.json", "--out", "o.json",
-                                 "--answer-model", "qwen2.5:3b",
-                                 "--ollama-base-url", "http://127.0.0.1:11434"]))
+        bench_models(
+            parse(["bench", "ltp", "f.json", "--out", "o.json", "--answer-model", "qwen2.5:3b"])
+        )
+    models = bench_models(
+        parse(
+            [
+                "bench",
+                "ltp",
+                "f.json",
+                "--out",
+                "o.json",
+                "--answer-model",
+                "qwen2.5:3b",
+                "--ollama-base-url",
+                "http://127.0.0.1:11434",
+            ]
+        )
+    )
     assert models["judge"] is None and models["controller"] is None
     assert models["answer"].model == "qwen2.5:3b"

@@ -33,14 +33,15 @@ def test_save_context_writes_both_turns_through_the_write_path(bank):
     mem.save_context({"input": "I adopted a cat named Tom."}, {"output": "Lovely name!"})
     recs = bank.records("m-turns")
     assert [(r.content, r.provenance.speaker) for r in recs] == [
-        ("I adopted a cat named Tom.", "Human"), ("Lovely name!", "AI")]
+        ("I adopted a cat named Tom.", "Human"),
+        ("Lovely name!", "AI"),
+    ]
     assert mem.last_report is not None and mem.last_report.writes == 2
     assert mem.memory_variables == ["history"]
 
 
 def test_changed_fact_is_labelled_current_and_historical(bank):
-    mem = AtmaMemory(bank=bank, namespace="m-change", write_options=WRITE,
-                     save_ai_turns=False)
+    mem = AtmaMemory(bank=bank, namespace="m-change", write_options=WRITE, save_ai_turns=False)
     mem.save_context({"input": "I live in Boston."}, {"output": "Nice."})
     mem.save_context({"input": "I moved to Seattle last month."}, {"output": "Exciting!"})
     statuses = {r.content: r.status for r in bank.records("m-change")}
@@ -53,8 +54,13 @@ def test_changed_fact_is_labelled_current_and_historical(bank):
 
 
 def test_return_messages_gives_one_system_message(bank):
-    mem = AtmaMemory(bank=bank, namespace="m-msgs", return_messages=True,
-                     memory_key="memories", write_options=WRITE)
+    mem = AtmaMemory(
+        bank=bank,
+        namespace="m-msgs",
+        return_messages=True,
+        memory_key="memories",
+        write_options=WRITE,
+    )
     mem.save_context({"question": "My sister is called Ada."}, {"answer": "Noted."})
     out = mem.load_memory_variables({"question": "What is my sister called?"})
     assert list(out) == ["memories"]
@@ -64,8 +70,9 @@ def test_return_messages_gives_one_system_message(bank):
 
 
 def test_input_and_output_keys(bank):
-    mem = AtmaMemory(bank=bank, namespace="m-keys", input_key="q", output_key="a",
-                     write_options=WRITE)
+    mem = AtmaMemory(
+        bank=bank, namespace="m-keys", input_key="q", output_key="a", write_options=WRITE
+    )
     mem.save_context({"q": "I play the cello.", "lang": "en"}, {"a": "Great.", "x": "y"})
     assert [r.content for r in bank.records("m-keys")] == ["I play the cello.", "Great."]
     ambiguous = AtmaMemory(bank=bank, namespace="m-keys")

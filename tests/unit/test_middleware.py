@@ -34,14 +34,17 @@ def bank(minilm) -> StateBank:
 
 
 def _say(agent: Any, text: str, config: dict[str, Any] | None = None, **kw: Any) -> str:
-    out = agent.invoke({"messages": [HumanMessage(content=text, id=kw.pop("id", None))]},
-                       config, **kw)
+    out = agent.invoke(
+        {"messages": [HumanMessage(content=text, id=kw.pop("id", None))]}, config, **kw
+    )
     return out["messages"][-1].content
 
 
 def test_remembers_statements_recalls_them_and_skips_requests(bank):
-    agent = create_agent(OfflineMemoryEchoModel(), middleware=[
-        AtmaMemoryMiddleware(bank, namespace="ines", write_options=WRITE)])
+    agent = create_agent(
+        OfflineMemoryEchoModel(),
+        middleware=[AtmaMemoryMiddleware(bank, namespace="ines", write_options=WRITE)],
+    )
     _say(agent, "I keep two hens in the back yard.")
     _say(agent, "Tell me a story about a fox.")
     _say(agent, "What should I cook tonight?")
@@ -53,8 +56,10 @@ def test_remembers_statements_recalls_them_and_skips_requests(bank):
 
 
 def test_a_change_supersedes_and_a_replayed_message_is_written_once(bank):
-    agent = create_agent(OfflineMemoryEchoModel(), middleware=[
-        AtmaMemoryMiddleware(bank, namespace="teo", write_options=WRITE)])
+    agent = create_agent(
+        OfflineMemoryEchoModel(),
+        middleware=[AtmaMemoryMiddleware(bank, namespace="teo", write_options=WRITE)],
+    )
     _say(agent, "I live in Lisbon.", id="m1")
     _say(agent, "I moved to Porto last month.", id="m2")
     _say(agent, "I moved to Porto last month.", id="m2")
@@ -66,8 +71,9 @@ def test_a_change_supersedes_and_a_replayed_message_is_written_once(bank):
 
 def test_namespace_comes_from_the_context_then_the_config(bank):
     middleware = AtmaMemoryMiddleware(bank, write_options=WRITE)
-    agent = create_agent(OfflineMemoryEchoModel(), middleware=[middleware],
-                         context_schema=UserContext)
+    agent = create_agent(
+        OfflineMemoryEchoModel(), middleware=[middleware], context_schema=UserContext
+    )
     _say(agent, "My bike is a red fixie.", context=UserContext(user_id="ana"))
     plain = create_agent(OfflineMemoryEchoModel(), middleware=[middleware])
     _say(plain, "My bike is a blue tandem.", {"configurable": {"user_id": "bo"}})
@@ -78,8 +84,10 @@ def test_namespace_comes_from_the_context_then_the_config(bank):
 
 
 def test_async_agent_runs_show_the_bank_and_retrieval_levels(bank):
-    agent = create_agent(OfflineMemoryEchoModel(), middleware=[
-        AtmaMemoryMiddleware(bank, namespace="kai", write_options=WRITE)])
+    agent = create_agent(
+        OfflineMemoryEchoModel(),
+        middleware=[AtmaMemoryMiddleware(bank, namespace="kai", write_options=WRITE)],
+    )
     runs = TraceCollector()
 
     async def chat() -> None:
@@ -88,15 +96,22 @@ def test_async_agent_runs_show_the_bank_and_retrieval_levels(bank):
 
     asyncio.run(chat())
     names = {r["name"] for r in runs.runs}
-    assert {"atma.bank.write", "atma.bank.propose", "atma.bank.commit",
-            "atma.retrieval.profile", "atma.retrieval.seed"} <= names
+    assert {
+        "atma.bank.write",
+        "atma.bank.propose",
+        "atma.bank.commit",
+        "atma.retrieval.profile",
+        "atma.retrieval.seed",
+    } <= names
     assert bank.count("kai") == 1
 
 
 def test_write_policy_on_the_labelled_turns():
     """Precision and recall of the default policy (scripts/write_policy_eval.py)."""
-    rows = [json.loads(line) for line in
-            (ROOT / "benchmarks" / "write_policy" / "turns.jsonl").read_text().splitlines()]
+    rows = [
+        json.loads(line)
+        for line in (ROOT / "benchmarks" / "write_policy" / "turns.jsonl").read_text().splitlines()
+    ]
     kept = [about_self(r["text"]) for r in rows]
     tp = sum(k and r["remember"] for k, r in zip(kept, rows, strict=True))
     precision = tp / sum(kept)

@@ -19,8 +19,24 @@ from langchain_atma.records import MemoryRecord
 
 _CHROMA_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]$")
 HOSTILE = [
-    "a", "A", "a/b", "a:b", "a_b", "A_B", "../etc/passwd", "  ", "", "名前/ユーザー",
-    "émile@café", "x" * 1000, "x" * 999, "🙂" * 300, "a..b", "-lead", "trail.", "\x00\n",
+    "a",
+    "A",
+    "a/b",
+    "a:b",
+    "a_b",
+    "A_B",
+    "../etc/passwd",
+    "  ",
+    "",
+    "名前/ユーザー",
+    "émile@café",
+    "x" * 1000,
+    "x" * 999,
+    "🙂" * 300,
+    "a..b",
+    "-lead",
+    "trail.",
+    "\x00\n",
 ]
 
 
@@ -63,8 +79,10 @@ def test_registry_refuses_two_namespaces_on_one_name(monkeypatch: pytest.MonkeyP
     import chromadb
 
     reg = NamespaceRegistry(chromadb.EphemeralClient(), "bank")
-    monkeypatch.setattr("langchain_atma.bank.namespace_index.collection_name_for",
-                        lambda base, ns: f"{base}-ns-same")
+    monkeypatch.setattr(
+        "langchain_atma.bank.namespace_index.collection_name_for",
+        lambda base, ns: f"{base}-ns-same",
+    )
     assert reg.register("one") == "bank-ns-same"
     assert reg.register("one") == "bank-ns-same"  # idempotent
     with pytest.raises(ConfigError, match="map to one collection"):
@@ -81,10 +99,8 @@ def test_filtered_search_in_a_namespace_is_exact(share: float) -> None:
     rng = np.random.default_rng(1)
     vecs = rng.normal(size=(400, 8))
     status = ["active" if rng.random() < share else "superseded" for _ in range(400)]
-    host.upsert([_row(f"r{i}", "u", vecs[i].tolist(), atma_status=status[i])
-                 for i in range(400)])
-    host.upsert([_row(f"f{i}", "other", vecs[i].tolist(), atma_status="active")
-                 for i in range(50)])
+    host.upsert([_row(f"r{i}", "u", vecs[i].tolist(), atma_status=status[i]) for i in range(400)])
+    host.upsert([_row(f"f{i}", "other", vecs[i].tolist(), atma_status="active") for i in range(50)])
     q = rng.normal(size=8)
     flt = HostFilter("u", any_of={"atma_status": ("active",)})
     got = [r.id for r, _ in host.query(q.tolist(), 10, flt)]
@@ -101,8 +117,10 @@ def _legacy_bank(path: Path) -> StateBank:
     bank = StateBank(host=ChromaHost.persistent(path, layout="single"), embeddings=_emb())
     for ns in ("alice", "bob", "user:3"):
         old = bank.add(MemoryRecord(namespace=ns, content="I live in Boston.", slot="home"))
-        bank.commit(MemoryRecord(namespace=ns, content="I moved to Lisbon.", slot="home"),
-                    [CommitDecision(action=CommitAction.SUPERSEDE, target_id=old.id)])
+        bank.commit(
+            MemoryRecord(namespace=ns, content="I moved to Lisbon.", slot="home"),
+            [CommitDecision(action=CommitAction.SUPERSEDE, target_id=old.id)],
+        )
         bank.add(MemoryRecord(namespace=ns, content=f"My code is {ns}."))
     return bank
 
@@ -112,14 +130,23 @@ def _snapshot(bank: StateBank) -> dict[str, Any]:
     for ns in ("alice", "bob", "user:3"):
         recs = bank.records(ns)
         vecs = bank.vectors(ns, [r.id for r in recs])
-        out[ns] = {r.id: (r.content, r.status.value, r.slot, r.seq,
-                          sorted((lk.type.value, lk.target) for lk in r.links),
-                          vecs[r.id].round(6).tolist()) for r in recs}
+        out[ns] = {
+            r.id: (
+                r.content,
+                r.status.value,
+                r.slot,
+                r.seq,
+                sorted((lk.type.value, lk.target) for lk in r.links),
+                vecs[r.id].round(6).tolist(),
+            )
+            for r in recs
+        }
     return out
 
 
-def test_a_bank_of_0_1_migrates_to_identical_records(tmp_path: Path,
-                                                     caplog: pytest.LogCaptureFixture) -> None:
+def test_a_bank_of_0_1_migrates_to_identical_records(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     before = _snapshot(_legacy_bank(tmp_path / "b"))
     with caplog.at_level("WARNING"):
         legacy = StateBank(path=tmp_path / "b", embeddings=_emb())
@@ -138,7 +165,8 @@ def test_a_bank_of_0_1_migrates_to_identical_records(tmp_path: Path,
 
 
 def test_a_crash_mid_migration_leaves_a_readable_bank_and_repair_completes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     before = _snapshot(_legacy_bank(tmp_path / "b"))
     real = ChromaHost._copy_namespace
@@ -179,8 +207,7 @@ def test_a_namespace_registered_without_its_collection(tmp_path: Path) -> None:
     host: ChromaHost = bank.host  # type: ignore[assignment]
     host._registry_or_create().register("half")
     assert bank.records("half") == [] and bank.search("half", "anything") == []
-    assert any("'half' is registered but has no collection" in p
-               for p in bank.layout_problems())
+    assert any("'half' is registered but has no collection" in p for p in bank.layout_problems())
     assert bank.repair_layout() == ["created the collection of namespace 'half'"]
     assert bank.layout_problems() == []
     assert bank.add(MemoryRecord(namespace="half", content="hello")).namespace == "half"
@@ -195,8 +222,9 @@ def test_an_unregistered_collection_is_registered_or_dropped(tmp_path: Path) -> 
     from langchain_atma.bank.bank import _record_to_row
 
     row = _record_to_row(rec, [0.1] * 16, 1)
-    coll.upsert(ids=[row.id], embeddings=[row.embedding], documents=[row.text],
-                metadatas=[row.metadata])
+    coll.upsert(
+        ids=[row.id], embeddings=[row.embedding], documents=[row.text], metadatas=[row.metadata]
+    )
     host.client.get_or_create_collection(collection_name_for(host.collection_name, "empty"))
     assert len([p for p in bank.layout_problems() if "not in the registry" in p]) == 2
     fixed = bank.repair_layout()
@@ -206,7 +234,6 @@ def test_an_unregistered_collection_is_registered_or_dropped(tmp_path: Path) -> 
 
 
 def test_a_new_bank_refuses_the_single_layout_after_the_fact(tmp_path: Path) -> None:
-    StateBank(path=tmp_path / "b", embeddings=_emb()).add(MemoryRecord(namespace="u",
-                                                                       content="hi"))
+    StateBank(path=tmp_path / "b", embeddings=_emb()).add(MemoryRecord(namespace="u", content="hi"))
     with pytest.raises(ConfigError, match="namespaced layout"):
         ChromaHost.persistent(tmp_path / "b", layout="single")

@@ -24,8 +24,11 @@ _BUILDER = ROOT / "langchain_atma" / "benchmarks" / "ltp_build.py"
 def _targets() -> list[Path]:
     files = [ROOT / "README.md"]
     for top in _SCANNED:
-        files += [p for p in sorted((ROOT / top).rglob("*"))
-                  if p.is_file() and p.suffix in _EXTS and ".venv" not in p.parts]
+        files += [
+            p
+            for p in sorted((ROOT / top).rglob("*"))
+            if p.is_file() and p.suffix in _EXTS and ".venv" not in p.parts
+        ]
     return files
 
 

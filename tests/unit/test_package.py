@@ -27,10 +27,17 @@ def test_the_three_export_lists_agree():
     import ast
 
     tree = ast.parse(Path(langchain_atma.__file__).read_text(encoding="utf-8"))
-    block = next(n for n in tree.body if isinstance(n, ast.If)
-                 and getattr(n.test, "id", "") == "TYPE_CHECKING")
-    typed = {a.asname or a.name: n.module for n in block.body
-             if isinstance(n, ast.ImportFrom) for a in n.names}
+    block = next(
+        n
+        for n in tree.body
+        if isinstance(n, ast.If) and getattr(n.test, "id", "") == "TYPE_CHECKING"
+    )
+    typed = {
+        a.asname or a.name: n.module
+        for n in block.body
+        if isinstance(n, ast.ImportFrom)
+        for a in n.names
+    }
     assert typed == langchain_atma._EXPORTS
     assert sorted(langchain_atma.__all__) == sorted(["__version__", *typed])
 
@@ -46,9 +53,22 @@ def test_three_levels_are_subpackages(module):
 
 @pytest.mark.parametrize(
     "argv",
-    [[], ["demo"], ["ingest"], ["ask"], ["inspect"], ["verify"], ["judge", "train"],
-     ["ltp", "build"], ["ltp", "validate"], ["bench", "ltp"], ["bench", "locomo"],
-     ["bench", "perf"], ["bench", "seeds"], ["bench", "gate"]],
+    [
+        [],
+        ["demo"],
+        ["ingest"],
+        ["ask"],
+        ["inspect"],
+        ["verify"],
+        ["judge", "train"],
+        ["ltp", "build"],
+        ["ltp", "validate"],
+        ["bench", "ltp"],
+        ["bench", "locomo"],
+        ["bench", "perf"],
+        ["bench", "seeds"],
+        ["bench", "gate"],
+    ],
 )
 def test_help_everywhere(argv, capsys):
     with pytest.raises(SystemExit) as exc:
@@ -85,8 +105,7 @@ def test_cli_reports_library_errors_as_one_line(tmp_path, capsys):
     assert issubclass(ConfigError, AtmaError)
 
 
-def test_relative_bank_path_in_a_config_file_resolves_against_its_folder(tmp_path,
-                                                                          monkeypatch):
+def test_relative_bank_path_in_a_config_file_resolves_against_its_folder(tmp_path, monkeypatch):
     conf_dir = tmp_path / "conf"
     conf_dir.mkdir()
     cfg_file = _write(conf_dir / "atma.toml", 'path = "banks/main"\n')
@@ -110,8 +129,7 @@ def test_read_only_commands_never_create_a_bank_or_namespace(tmp_path, capsys, f
 
     real = tmp_path / "bank"
     bank = StateBank(path=real, embeddings=fake_embeddings)
-    bank.commit(MemoryRecord(namespace="maya", content="I live in Boston.",
-                             time="2024-01-08"), [])
+    bank.commit(MemoryRecord(namespace="maya", content="I live in Boston.", time="2024-01-08"), [])
     del bank
     code = main(["ask", "Where do I live?", "--path", str(real), "--namespace", "mya"])
     err = capsys.readouterr().err
@@ -127,19 +145,31 @@ def test_bank_rejects_embeddings_that_name_no_model(tmp_path):
             StateBank(path=tmp_path / "b", embeddings=bad)  # type: ignore[arg-type]
     assert not (tmp_path / "b").exists()
     assert type(StateBank.in_memory(embeddings="default").embeddings).__name__ == (
-        "MiniLMEmbeddings")
+        "MiniLMEmbeddings"
+    )
 
 
 def test_ingest_accepts_a_json_array_of_events_and_is_idempotent(tmp_path, capsys):
     import json
 
     conv = tmp_path / "conv.json"
-    conv.write_text(json.dumps([
-        {"text": "I keep two hens in the yard.", "speaker": "Ines",
-         "timestamp": "2024-03-01T08:00:00"},
-        {"text": "The fox got both hens, the coop is empty now.", "speaker": "Ines",
-         "timestamp": "2024-05-02T08:00:00"},
-    ]), encoding="utf-8")
+    conv.write_text(
+        json.dumps(
+            [
+                {
+                    "text": "I keep two hens in the yard.",
+                    "speaker": "Ines",
+                    "timestamp": "2024-03-01T08:00:00",
+                },
+                {
+                    "text": "The fox got both hens, the coop is empty now.",
+                    "speaker": "Ines",
+                    "timestamp": "2024-05-02T08:00:00",
+                },
+            ]
+        ),
+        encoding="utf-8",
+    )
     bank = str(tmp_path / "bank")
     assert main(["ingest", str(conv), "--path", bank, "-n", "ines"]) == 0
     first = json.loads(capsys.readouterr().out)
@@ -151,8 +181,10 @@ def test_ingest_accepts_a_json_array_of_events_and_is_idempotent(tmp_path, capsy
 
     assert StateBank(path=bank, create=False).count("ines") == 2
     other = tmp_path / "other.json"
-    other.write_text(json.dumps([{"text": "The library opens late on Thursdays.",
-                                  "speaker": "Ines"}]), encoding="utf-8")
+    other.write_text(
+        json.dumps([{"text": "The library opens late on Thursdays.", "speaker": "Ines"}]),
+        encoding="utf-8",
+    )
     assert main(["ingest", str(other), "--path", bank, "-n", "ines"]) == 0  # line 1, new id
     capsys.readouterr()
     assert StateBank(path=bank, create=False).count("ines") == 3
@@ -163,8 +195,10 @@ def test_bank_and_retriever_reprs_are_short(tmp_path, fake_embeddings):
     from langchain_atma.retrievers import AtmaRetriever
 
     bank = StateBank(path=tmp_path / "b", embeddings=fake_embeddings)
-    assert repr(bank) == (f"StateBank('chroma-path:{(tmp_path / 'b').resolve()}/atma_memory', "
-                          "embeddings='DeterministicFakeEmbedding')")
+    assert repr(bank) == (
+        f"StateBank('chroma-path:{(tmp_path / 'b').resolve()}/atma_memory', "
+        "embeddings='DeterministicFakeEmbedding')"
+    )
     text = repr(AtmaRetriever(bank=bank, namespace="maya", k=3))
     assert text.startswith("AtmaRetriever(bank=StateBank(") and "namespace='maya', k=3" in text
     assert "object at 0x" not in text and len(text) < 250
@@ -188,13 +222,21 @@ def test_loading_the_encoder_prints_no_progress_bar(tmp_path):
     import subprocess
     import sys
 
-    code = ("from langchain_atma.embeddings import MiniLMEmbeddings\n"
-            "MiniLMEmbeddings().embed_query('warm up')\n"
-            "from transformers.utils import logging\n"
-            "assert logging.is_progress_bar_enabled()  # restored for the user's own use\n")
+    code = (
+        "from langchain_atma.embeddings import MiniLMEmbeddings\n"
+        "MiniLMEmbeddings().embed_query('warm up')\n"
+        "from transformers.utils import logging\n"
+        "assert logging.is_progress_bar_enabled()  # restored for the user's own use\n"
+    )
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "Loading weights" not in proc.stderr and "it/s" not in proc.stderr
 
@@ -203,8 +245,10 @@ def test_a_bad_item_of_an_event_array_is_named_and_nothing_is_written(tmp_path, 
     import json
 
     conv = tmp_path / "conv.json"
-    conv.write_text(json.dumps([{"text": "I keep two hens.", "timestamp": "2024-03-01"},
-                                {"speaker": "Ines"}]), encoding="utf-8")
+    conv.write_text(
+        json.dumps([{"text": "I keep two hens.", "timestamp": "2024-03-01"}, {"speaker": "Ines"}]),
+        encoding="utf-8",
+    )
     assert main(["ingest", str(conv), "--path", str(tmp_path / "bank"), "-n", "ines"]) == 2
     err = capsys.readouterr().err
     assert "conv.json:2: 'text' must be a non-empty string" in err

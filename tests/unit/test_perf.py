@@ -29,10 +29,19 @@ def test_bulk_load_keeps_every_chain_inside_its_namespace(tmp_path: Path) -> Non
 
 
 def test_read_curve_rows_and_plot(tmp_path: Path) -> None:
-    rows = read_curve(default_embeddings(), sizes=[40, 120], namespaces=4, server=False,
-                      queries=12, workdir=tmp_path, progress=False)
+    rows = read_curve(
+        default_embeddings(),
+        sizes=[40, 120],
+        namespaces=4,
+        server=False,
+        queries=12,
+        workdir=tmp_path,
+        progress=False,
+    )
     assert [(r["size"], r["namespaces"], r["mode"]) for r in rows] == [
-        (40, 4, "embedded"), (120, 4, "embedded")]
+        (40, 4, "embedded"),
+        (120, 4, "embedded"),
+    ]
     for r in rows:
         assert 0 < r["seed_ms_p50"] <= r["seed_ms_p95"]
         assert r["retrieve_ms_p95"] >= r["seed_ms_p50"]
@@ -48,8 +57,17 @@ def test_counting_host_counts_protocol_calls_only() -> None:
     host.calls.clear()
     bank.add(MemoryRecord(namespace="u", content="hello"))
     assert host.calls["upsert"] == 1  # one row: atomic without a journal entry
-    assert set(host.calls) <= {"upsert", "get", "query", "scan", "delete", "count",
-                               "journal_put", "journal_delete", "journal_pending"}
+    assert set(host.calls) <= {
+        "upsert",
+        "get",
+        "query",
+        "scan",
+        "delete",
+        "count",
+        "journal_put",
+        "journal_delete",
+        "journal_pending",
+    }
 
 
 @pytest.mark.parametrize("bad", [[], [5]])

@@ -17,11 +17,20 @@ def _ltp_results(with_steps: bool) -> dict:
     for i, m in enumerate(("host", "atma")):
         row = {k: 0.1 + 0.2 * i for k in LTP_PLOT_METRICS}
         if with_steps and m != "host":
-            row["bank_steps"] = dict.fromkeys(BANK_STEPS, 0) | {"not_flagged": 3,
-                                                                "judged_otherwise": 2}
+            row["bank_steps"] = dict.fromkeys(BANK_STEPS, 0) | {
+                "not_flagged": 3,
+                "judged_otherwise": 2,
+            }
         rows[m] = row
-    return {"methods": rows, "config": {"k": 5, "judge": "offline", "controller": "offline",
-                                        "answerer": "llm:qwen2.5:3b"}}
+    return {
+        "methods": rows,
+        "config": {
+            "k": 5,
+            "judge": "offline",
+            "controller": "offline",
+            "answerer": "llm:qwen2.5:3b",
+        },
+    }
 
 
 @pytest.mark.parametrize("with_steps", [True, False])
@@ -35,6 +44,9 @@ def test_plot_ltp_writes_a_png(tmp_path, with_steps):
 
 
 def test_plot_locomo_writes_a_png(tmp_path):
-    res = {"methods": {m: {"f1_by_category": {"single-hop": 0.2, "temporal": 0.3}}
-                       for m in ("host", "atma")}}
+    res = {
+        "methods": {
+            m: {"f1_by_category": {"single-hop": 0.2, "temporal": 0.3}} for m in ("host", "atma")
+        }
+    }
     assert plot_locomo(res, tmp_path / "l.png").read_bytes().startswith(PNG)

@@ -33,8 +33,9 @@ def P(view, query="q?"):
 
 def seeds_of(bank, *ids, ns=NS):
     recs = bank.get_many(ns, list(ids))
-    return [EvidenceRow(record=r, bucket=Bucket.SEED, score=1.0, prerank=i)
-            for i, r in enumerate(recs)]
+    return [
+        EvidenceRow(record=r, bucket=Bucket.SEED, score=1.0, prerank=i) for i, r in enumerate(recs)
+    ]
 
 
 class CountingBank:
@@ -60,21 +61,26 @@ def chain_bank(mem_bank):
     ids["A"] = b.add(R("I live in Ashcombe.", slot="location")).id
     prev = ids["A"]
     for key, city in (("B", "Boston"), ("C", "Chicago"), ("D", "Seattle")):
-        ids[key] = b.commit(R(f"I moved to {city}.", slot="location"),
-                            [D("supersede", prev)]).record.id
+        ids[key] = b.commit(
+            R(f"I moved to {city}.", slot="location"), [D("supersede", prev)]
+        ).record.id
         prev = ids[key]
     # job: nurse -> transition -> teacher
     ids["nurse"] = b.add(R("I work as a nurse.", slot="job")).id
-    ids["T"] = b.commit(R("I'm retraining from nursing to teaching.", slot="job"),
-                        [D("transition", ids["nurse"])]).record.id
-    ids["teacher"] = b.commit(R("I now teach at a school.", slot="job"),
-                              [D("supersede", ids["T"])]).record.id
+    ids["T"] = b.commit(
+        R("I'm retraining from nursing to teaching.", slot="job"), [D("transition", ids["nurse"])]
+    ).record.id
+    ids["teacher"] = b.commit(
+        R("I now teach at a school.", slot="job"), [D("supersede", ids["T"])]
+    ).record.id
     # hobbies: coexisting, plus a related note
     ids["hike"] = b.add(R("I like hiking.", slot="hobbies")).id
-    ids["chess"] = b.commit(R("I also like chess.", slot="hobbies"),
-                            [D("coexist", ids["hike"])]).record.id
-    ids["note"] = b.commit(R("The chess club meets on Tuesdays."),
-                           [D("related", ids["chess"])]).record.id
+    ids["chess"] = b.commit(
+        R("I also like chess.", slot="hobbies"), [D("coexist", ids["hike"])]
+    ).record.id
+    ids["note"] = b.commit(
+        R("The chess club meets on Tuesdays."), [D("related", ids["chess"])]
+    ).record.id
     return b, ids
 
 
@@ -187,8 +193,9 @@ def test_no_lookups_without_links(mem_bank):
 def test_never_crosses_namespace(mem_bank):
     other = mem_bank.add(R("secret of another user", ns="u2"))
     # a (corrupt) row in u1 linking to a record of u2
-    rogue = R("I moved.", links=[Link(type=LinkType.SUPERSEDED_BY, target=other.id)],
-              status="superseded")
+    rogue = R(
+        "I moved.", links=[Link(type=LinkType.SUPERSEDED_BY, target=other.id)], status="superseded"
+    )
     seeds = [EvidenceRow(record=rogue, bucket=Bucket.SEED)]
     pool = expand_pool(mem_bank, NS, seeds, P("current"))
     assert [r.id for r in pool] == [rogue.id]
@@ -199,8 +206,9 @@ def test_build_pool_with_real_encoder(minilm):
     old = bank.add(R("I live in Boston near the harbor.", slot="location"))
     bank.add(R("My favourite food is ramen."))
     bank.add(R("I have a golden retriever named Max.", slot="pets"))
-    new = bank.commit(R("We relocated to Seattle in the spring.", slot="location"),
-                      [D("supersede", old.id)]).record
+    new = bank.commit(
+        R("We relocated to Seattle in the spring.", slot="location"), [D("supersede", old.id)]
+    ).record
     prof = P("current", "Where do I live now? Which city?")
     pool = build_pool(bank, NS, prof, seed_k=2)
     ids = [r.id for r in pool]
@@ -236,11 +244,21 @@ def test_bad_inputs(mem_bank):
 
 def test_stable_prerank_and_top_k():
     def row(i, bucket):
-        return EvidenceRow(record=R(f"m{i}", id=f"r{i}"), bucket=bucket, prerank=7,
-                           selected_by_controller=True, controller_rank=1)
+        return EvidenceRow(
+            record=R(f"m{i}", id=f"r{i}"),
+            bucket=bucket,
+            prerank=7,
+            selected_by_controller=True,
+            controller_rank=1,
+        )
 
-    rows = [row(0, Bucket.NEIGHBOUR), row(1, Bucket.SEED), row(2, Bucket.RELATION),
-            row(3, Bucket.SEED), row(4, Bucket.RELATION)]
+    rows = [
+        row(0, Bucket.NEIGHBOUR),
+        row(1, Bucket.SEED),
+        row(2, Bucket.RELATION),
+        row(3, Bucket.SEED),
+        row(4, Bucket.RELATION),
+    ]
     ranked = stable_prerank(rows)
     assert [r.id for r in ranked] == ["r1", "r3", "r2", "r4", "r0"]
     assert [r.prerank for r in ranked] == [0, 1, 2, 3, 4]

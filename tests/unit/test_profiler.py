@@ -9,13 +9,16 @@ from langchain_atma.retrieval.packets import QueryView
 from langchain_atma.retrieval.profiler import MAX_ANALYSED_CHARS, QueryProfiler, profile_query
 
 
-@pytest.mark.parametrize(("question", "view"), [
-    ("Which gym does Ines go to these days?", QueryView.CURRENT),
-    ("What car is Tobiah driving at the moment?", QueryView.CURRENT),
-    ("Which gym did Ines use to go to, before the current one?", QueryView.HISTORICAL),
-    ("Which firm employed Tobiah originally, prior to his retraining?", QueryView.HISTORICAL),
-    ("When did Ines switch gyms, and why?", QueryView.TRANSITION),
-])
+@pytest.mark.parametrize(
+    ("question", "view"),
+    [
+        ("Which gym does Ines go to these days?", QueryView.CURRENT),
+        ("What car is Tobiah driving at the moment?", QueryView.CURRENT),
+        ("Which gym did Ines use to go to, before the current one?", QueryView.HISTORICAL),
+        ("Which firm employed Tobiah originally, prior to his retraining?", QueryView.HISTORICAL),
+        ("When did Ines switch gyms, and why?", QueryView.TRANSITION),
+    ],
+)
 def test_clear_questions_get_their_view(question: str, view: QueryView) -> None:
     assert profile_query(question).view is view
 

@@ -30,13 +30,20 @@ def R(content, **kw):
 @pytest.fixture(scope="module")
 def world(minilm):
     bank = StateBank.in_memory(embeddings=minilm)
-    old = bank.add(R("Corisande lives in Boston, in a flat near the harbor.", slot="location",
-                     time="2023-01-10"))
-    bank.add(R("Corisande works as a nurse at the children's hospital.", slot="job",
-               time="2023-01-12"))
+    old = bank.add(
+        R(
+            "Corisande lives in Boston, in a flat near the harbor.",
+            slot="location",
+            time="2023-01-10",
+        )
+    )
+    bank.add(
+        R("Corisande works as a nurse at the children's hospital.", slot="job", time="2023-01-12")
+    )
     bank.add(R("Corisande adopted a grey cat called Nimbus.", slot="pets", time="2023-02-01"))
-    bank.add(R("Corisande enjoys painting landscapes on weekends.", slot="hobbies",
-               time="2023-02-03"))
+    bank.add(
+        R("Corisande enjoys painting landscapes on weekends.", slot="hobbies", time="2023-02-03")
+    )
     bank.add(R("Corisande's sister visited for Thanksgiving.", time="2023-03-01"))
     new = bank.commit(
         R("Corisande moved to Seattle, lives there.", slot="location", time="2023-08-20"),
@@ -49,10 +56,12 @@ class Recorder(BaseCallbackHandler):
     def __init__(self):
         self.starts: list[dict[str, Any]] = []
 
-    def on_chain_start(self, serialized, inputs, *, run_id, parent_run_id=None, tags=None,
-                       metadata=None, **kwargs):
-        self.starts.append({"name": kwargs.get("name"), "tags": tags or [],
-                            "metadata": metadata or {}})
+    def on_chain_start(
+        self, serialized, inputs, *, run_id, parent_run_id=None, tags=None, metadata=None, **kwargs
+    ):
+        self.starts.append(
+            {"name": kwargs.get("name"), "tags": tags or [], "metadata": metadata or {}}
+        )
 
 
 def test_current_question_foregrounds_new_value(world):
@@ -173,37 +182,104 @@ def test_attribution_from_a_real_trace(world):
     for res in (good, bad):
         correct = "Seattle" in res.answer.answer
         level = attribute_failure(
-            target_id=new.id, pool_ids=[r.id for r in res.pool],
+            target_id=new.id,
+            pool_ids=[r.id for r in res.pool],
             packet_ids=[r.id for r in res.packet.rows],
-            packet_labels=[r.label for r in res.packet.rows], answer_correct=correct,
-            alternate_id=old.id, expected_label=EvidenceLabel.CURRENT)
+            packet_labels=[r.label for r in res.packet.rows],
+            answer_correct=correct,
+            alternate_id=old.id,
+            expected_label=EvidenceLabel.CURRENT,
+        )
         assert level in {"correct", "ranking", "qa"}
-    assert attribute_failure(target_id=new.id, pool_ids=[r.id for r in good.pool],
-                             packet_ids=[r.id for r in good.packet.rows],
-                             packet_labels=[r.label for r in good.packet.rows],
-                             answer_correct="Seattle" in good.answer.answer) == "correct"
+    assert (
+        attribute_failure(
+            target_id=new.id,
+            pool_ids=[r.id for r in good.pool],
+            packet_ids=[r.id for r in good.packet.rows],
+            packet_labels=[r.label for r in good.packet.rows],
+            answer_correct="Seattle" in good.answer.answer,
+        )
+        == "correct"
+    )
 
 
 @pytest.mark.parametrize(
     ("kwargs", "expected"),
     [
-        (dict(target_id="t", pool_ids=["t"], packet_ids=["t"], packet_labels=None,
-              answer_correct=True), "correct"),
-        (dict(target_id=None, pool_ids=["a"], packet_ids=["a"], packet_labels=None,
-              answer_correct=False), "bank"),
-        (dict(target_id="t", pool_ids=["a", "b"], packet_ids=["a"], packet_labels=None,
-              answer_correct=False), "candidates"),
-        (dict(target_id="t", pool_ids=["a", "t"], packet_ids=["a"], packet_labels=None,
-              answer_correct=False), "ranking"),
-        (dict(target_id="t", pool_ids=["o", "t"], packet_ids=["o", "t"],
-              packet_labels=["historical memory", "current memory"], answer_correct=False,
-              alternate_id="o"), "ranking"),
-        (dict(target_id="t", pool_ids=["o", "t"], packet_ids=["t", "o"],
-              packet_labels=["current memory", "historical memory"], answer_correct=False,
-              alternate_id="o", expected_label=EvidenceLabel.CURRENT), "qa"),
-        (dict(target_id="t", pool_ids=["o", "t"], packet_ids=["t", "o"],
-              packet_labels={"t": "retrieved memory", "o": "current memory"},
-              answer_correct=False, expected_label="current memory"), "bank"),
+        (
+            dict(
+                target_id="t",
+                pool_ids=["t"],
+                packet_ids=["t"],
+                packet_labels=None,
+                answer_correct=True,
+            ),
+            "correct",
+        ),
+        (
+            dict(
+                target_id=None,
+                pool_ids=["a"],
+                packet_ids=["a"],
+                packet_labels=None,
+                answer_correct=False,
+            ),
+            "bank",
+        ),
+        (
+            dict(
+                target_id="t",
+                pool_ids=["a", "b"],
+                packet_ids=["a"],
+                packet_labels=None,
+                answer_correct=False,
+            ),
+            "candidates",
+        ),
+        (
+            dict(
+                target_id="t",
+                pool_ids=["a", "t"],
+                packet_ids=["a"],
+                packet_labels=None,
+                answer_correct=False,
+            ),
+            "ranking",
+        ),
+        (
+            dict(
+                target_id="t",
+                pool_ids=["o", "t"],
+                packet_ids=["o", "t"],
+                packet_labels=["historical memory", "current memory"],
+                answer_correct=False,
+                alternate_id="o",
+            ),
+            "ranking",
+        ),
+        (
+            dict(
+                target_id="t",
+                pool_ids=["o", "t"],
+                packet_ids=["t", "o"],
+                packet_labels=["current memory", "historical memory"],
+                answer_correct=False,
+                alternate_id="o",
+                expected_label=EvidenceLabel.CURRENT,
+            ),
+            "qa",
+        ),
+        (
+            dict(
+                target_id="t",
+                pool_ids=["o", "t"],
+                packet_ids=["t", "o"],
+                packet_labels={"t": "retrieved memory", "o": "current memory"},
+                answer_correct=False,
+                expected_label="current memory",
+            ),
+            "bank",
+        ),
     ],
 )
 def test_attribute_failure_rules(kwargs, expected):
@@ -212,8 +288,13 @@ def test_attribute_failure_rules(kwargs, expected):
 
 def test_attribute_failure_checks_label_alignment():
     with pytest.raises(InvalidQueryError):
-        attribute_failure(target_id="t", pool_ids=["t"], packet_ids=["t", "o"],
-                          packet_labels=["current memory"], answer_correct=False)
+        attribute_failure(
+            target_id="t",
+            pool_ids=["t"],
+            packet_ids=["t", "o"],
+            packet_labels=["current memory"],
+            answer_correct=False,
+        )
 
 
 class ScriptedControllerModel(GenericFakeChatModel):
@@ -229,9 +310,14 @@ class ScriptedControllerModel(GenericFakeChatModel):
         payload = json.loads(messages[-1].content)
         self.prompts.append(payload)
         ids = [c["id"] for c in payload["candidates"] if self.word in c["content"]]
-        reply = {"query_mode": "historical", "confidence": 0.8, "fallback_recommended": False,
-                 "selected": [{"candidate_id": i, "rank": n + 1, "role": "historical"}
-                              for n, i in enumerate(ids)]}
+        reply = {
+            "query_mode": "historical",
+            "confidence": 0.8,
+            "fallback_recommended": False,
+            "selected": [
+                {"candidate_id": i, "rank": n + 1, "role": "historical"} for n, i in enumerate(ids)
+            ],
+        }
         return ChatResult(generations=[ChatGeneration(message=AIMessage(json.dumps(reply)))])
 
 
@@ -240,9 +326,15 @@ def test_graph_with_llm_controller_and_llm_answerer(world):
     ctl_model = ScriptedControllerModel(messages=iter([]))
     qa_model = GenericFakeChatModel(messages=iter([AIMessage("She lived in Boston.")]))
     rec = Recorder()
-    res = ask(bank, NS, "Where did Corisande live before she moved?", k=3,
-              controller=LLMController(ctl_model), answerer=LLMAnswerer(qa_model),
-              config={"callbacks": [rec]})
+    res = ask(
+        bank,
+        NS,
+        "Where did Corisande live before she moved?",
+        k=3,
+        controller=LLMController(ctl_model),
+        answerer=LLMAnswerer(qa_model),
+        config={"callbacks": [rec]},
+    )
     assert ctl_model.prompts and ctl_model.prompts[0]["task"] == "retrieve_control"
     assert res.packet.controller_status == "applied"
     assert res.packet.rows[0].id == old.id and res.packet.rows[0].selected_by_controller

@@ -13,9 +13,22 @@ from langchain_atma.retrieval.controller import LLMController
 from langchain_atma.retrievers import AtmaRetriever
 
 NS = "std"
-META_KEYS = {"id", "status", "label", "bucket", "relation", "prerank", "controller_selected",
-             "controller_rank", "time", "slot", "source_event_id", "speaker", "states_fact",
-             "view"}
+META_KEYS = {
+    "id",
+    "status",
+    "label",
+    "bucket",
+    "relation",
+    "prerank",
+    "controller_selected",
+    "controller_rank",
+    "time",
+    "slot",
+    "source_event_id",
+    "speaker",
+    "states_fact",
+    "view",
+}
 
 
 @functools.lru_cache(maxsize=1)
@@ -25,15 +38,28 @@ def _world():
 
     bank = StateBank.in_memory(embeddings=MiniLMEmbeddings())
     add = functools.partial(MemoryRecord, namespace=NS)
-    old = bank.add(add(content="Melisande lives in Portree with her two kids.", slot="location",
-                       time="2023-01-05"))
-    bank.add(add(content="Melisande is a pottery teacher at the community center.", slot="job",
-                 time="2023-01-06"))
+    old = bank.add(
+        add(
+            content="Melisande lives in Portree with her two kids.",
+            slot="location",
+            time="2023-01-05",
+        )
+    )
+    bank.add(
+        add(
+            content="Melisande is a pottery teacher at the community center.",
+            slot="job",
+            time="2023-01-06",
+        )
+    )
     bank.add(add(content="Melisande's dog Luna loves the beach.", slot="pets", time="2023-01-07"))
     bank.add(add(content="Melisande ran her first marathon in May.", time="2023-05-20"))
     new = bank.commit(
-        add(content="Melisande moved to Seattle for a new studio.", slot="location",
-            time="2023-09-01"),
+        add(
+            content="Melisande moved to Seattle for a new studio.",
+            slot="location",
+            time="2023-09-01",
+        ),
         [CommitDecision(action=CommitAction.SUPERSEDE, target_id=old.id)],
     ).record
     bank.add(MemoryRecord(namespace="other", content="Someone else lives in Seattle too."))
@@ -122,7 +148,8 @@ async def test_async_and_llm_controller_fallback(world):
     assert res.packet.controller_status == "fallback:parse_error"
     assert len(res.packet.rows) == 2  # the stable pre-rank still answers
     docs = await AtmaRetriever(bank=bank, namespace=NS, k=2).ainvoke(
-        "Where did Melisande live before she moved?")
+        "Where did Melisande live before she moved?"
+    )
     assert docs[0].id == old.id
 
 

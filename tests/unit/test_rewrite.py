@@ -25,15 +25,24 @@ from langchain_atma.retrievers import AtmaRetriever
     [
         ("Which city does Corisande live in now?", "Corisande", "Which city do I live in now?"),
         ("What is Jonas's job?", "Jonas", "What is my job?"),
-        ("Which city did Corisande live in before her move?", "Corisande",
-         "Which city did I live in before my move?"),
+        (
+            "Which city did Corisande live in before her move?",
+            "Corisande",
+            "Which city did I live in before my move?",
+        ),
         ("Who is Corisande dating?", "Corisande", "Who am I dating?"),
         ("What did Mel's sister give her?", "Mel", "What did my sister give me?"),
         ("Has Ann got a dog? Does she walk it?", "Ann", "Have I got a dog? Do I walk it?"),
-        ("Who did Bob travel with, and did he like it?", "Bob",
-         "Who did I travel with, and did I like it?"),
-        ("What gift did Melisande buy for Corisande?", "Corisande",
-         "What gift did Melisande buy for me?"),
+        (
+            "Who did Bob travel with, and did he like it?",
+            "Bob",
+            "Who did I travel with, and did I like it?",
+        ),
+        (
+            "What gift did Melisande buy for Corisande?",
+            "Corisande",
+            "What gift did Melisande buy for me?",
+        ),
         ("Corisande is a what now?", "Corisande", "I am a what now?"),
         ("Where does Marisol Jose work?", "Marisol Jose", "Where do I work?"),
     ],
@@ -72,8 +81,9 @@ def test_rewrite_never_raises(question, name):
 
 
 def _add(bank, text, speaker, ns="u"):
-    return bank.add(MemoryRecord(namespace=ns, content=text,
-                                 provenance=Provenance(speaker=speaker)))
+    return bank.add(
+        MemoryRecord(namespace=ns, content=text, provenance=Provenance(speaker=speaker))
+    )
 
 
 @pytest.fixture
@@ -101,8 +111,9 @@ def test_speaker_seed_search_finds_the_first_person_statement(talk):
     assert info.rewritten == "How many kilometres per week do I run now?"
     ids = [r.record.id for r in rows]
     assert ids[0] == recs["run"].id
-    assert ids.index(recs["run"].id) < (plain.index(recs["run"].id) if recs["run"].id in plain
-                                        else 99)
+    assert ids.index(recs["run"].id) < (
+        plain.index(recs["run"].id) if recs["run"].id in plain else 99
+    )
     assert [r.prerank for r in rows] == list(range(len(rows)))
     assert len(set(ids)) == len(ids) <= 3
 
@@ -199,8 +210,10 @@ def test_seed_scores_carry_the_penalty(mentors):
     bank, *_ = mentors
     question = "Who mentors Greta now?"
     rows, info = speaker_seed_rows(bank, "u", question, seed_k=6)
-    host = {h.record.id: h.score for h in bank.search_by_vector(
-        "u", bank.embed_query(info.rewritten or question), 10)}
+    host = {
+        h.record.id: h.score
+        for h in bank.search_by_vector("u", bank.embed_query(info.rewritten or question), 10)
+    }
     assert {r.record.provenance.speaker for r in rows} == {"Greta", "Jonas"}
     for r in rows:
         penalty = DEFAULT_OTHER_SPEAKER_PENALTY if r.record.provenance.speaker == "Jonas" else 0
@@ -230,16 +243,19 @@ def test_bad_penalty_is_a_config_error(mentors, bad):
 def test_read_graph_trace_and_retriever_prefer_the_speaker(mentors):
     bank, own, _ = mentors
     question = "Who mentors Greta now?"
-    out = create_read_graph(bank, namespace="u", k=3, seed_k=3, other_speaker_penalty=0.15
-                            ).invoke({"question": question})
+    out = create_read_graph(bank, namespace="u", k=3, seed_k=3, other_speaker_penalty=0.15).invoke(
+        {"question": question}
+    )
     seed_entry = next(e for e in out["trace"] if e["node"] == "seed")
     assert "1 of 'Greta''s own turns" in seed_entry["decided"]
     assert out["seeds"][0].record.id == own.id
-    docs = AtmaRetriever(bank=bank, namespace="u", k=3, seed_k=3,
-                         other_speaker_penalty=0.15).invoke(question)
+    docs = AtmaRetriever(
+        bank=bank, namespace="u", k=3, seed_k=3, other_speaker_penalty=0.15
+    ).invoke(question)
     assert docs[0].id == own.id
-    plain = AtmaRetriever(bank=bank, namespace="u", k=3, seed_k=3,
-                          other_speaker_penalty=None).invoke(question)
+    plain = AtmaRetriever(
+        bank=bank, namespace="u", k=3, seed_k=3, other_speaker_penalty=None
+    ).invoke(question)
     assert own.id not in [d.id for d in plain]
     off = create_read_graph(bank, namespace="u", k=3, seed_k=3, other_speaker_penalty=None)
     entry = next(e for e in off.invoke({"question": question})["trace"] if e["node"] == "seed")

@@ -70,7 +70,8 @@ def test_namespace_mapping_is_reversible(labels):
     ns = tuple(labels)
     safe = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
     size = len("lgstore") + sum(
-        1 + sum(1 if ch in safe else 3 * len(ch.encode()) for ch in lbl) for lbl in labels)
+        1 + sum(1 if ch in safe else 3 * len(ch.encode()) for ch in lbl) for lbl in labels
+    )
     if size > 128:
         with pytest.raises(NamespaceError, match="128"):
             encode_namespace(ns)
@@ -128,8 +129,11 @@ def test_supersession_keeps_history_with_links(store, bank):
     store.put(NS, "home", {"city": "Seattle"})
     store.put(NS, "home", {"city": "Chicago"})
     recs = bank.records(store.bank_namespace(NS))
-    assert [r.status for r in recs] == [RecordStatus.SUPERSEDED, RecordStatus.SUPERSEDED,
-                                        RecordStatus.ACTIVE]
+    assert [r.status for r in recs] == [
+        RecordStatus.SUPERSEDED,
+        RecordStatus.SUPERSEDED,
+        RecordStatus.ACTIVE,
+    ]
     assert recs[0].has_link(LinkType.SUPERSEDED_BY, recs[1].id)
     assert recs[2].has_link(LinkType.SUPERSEDES, recs[1].id)
     assert all(r.slot == "home" for r in recs)
@@ -197,8 +201,7 @@ def filled(store):
     store.put(("docs", "ann"), "pet", {"text": "I adopted a cat named Tom.", "n": 1})
     store.put(("docs", "ann"), "food", {"text": "My favourite food is sushi.", "n": 2})
     store.put(("docs", "ann"), "job", {"text": "I work as a nurse in a hospital.", "n": 3})
-    store.put(("docs", "bob"), "pet", {"text": "Bob has a parrot.", "n": 4,
-                                       "meta": {"lang": "en"}})
+    store.put(("docs", "bob"), "pet", {"text": "Bob has a parrot.", "n": 4, "meta": {"lang": "en"}})
     store.put(("other",), "x", {"text": "Unrelated note about taxes.", "n": 5})
     return store
 
@@ -218,9 +221,12 @@ def test_search_semantic_ranks_and_scores(filled):
 def test_search_filters_like_inmemorystore(filled):
     assert {h.key for h in filled.search(("docs",), filter={"n": {"$gte": 3}})} == {"job", "pet"}
     assert [h.namespace for h in filled.search((), filter={"meta": {"lang": "en"}})] == [
-        ("docs", "bob")]
+        ("docs", "bob")
+    ]
     assert {h.key for h in filled.search(("docs", "ann"), filter={"n": {"$ne": 1}})} == {
-        "food", "job"}
+        "food",
+        "job",
+    }
     assert filled.search(("docs",), filter={"text": "nope"}) == []
     everything = filled.search((), limit=100)
     assert len(everything) == 5
@@ -237,8 +243,10 @@ def test_search_defaults_to_live_values_and_can_include_history(store):
     assert [h.value["city"] for h in live] == ["Seattle"]
     hist = store.search(NS, query="which city", filter={HISTORY_FILTER_KEY: True})
     assert sorted(h.value["city"] for h in hist) == ["Boston", "Seattle"]
-    assert {h.value["city"]: h.status for h in hist} == {"Boston": "superseded",
-                                                         "Seattle": "active"}
+    assert {h.value["city"]: h.status for h in hist} == {
+        "Boston": "superseded",
+        "Seattle": "active",
+    }
     filtered = store.search(NS, filter={HISTORY_FILTER_KEY: True, "city": "Boston"})
     assert [h.status for h in filtered] == ["superseded"]
 
@@ -286,15 +294,17 @@ def test_namespaces_and_items_survive_a_reopen(tmp_path, minilm):
 
 
 def test_batch_runs_ops_in_order(store):
-    results = store.batch([
-        PutOp(NS, "a", {"v": 1}),
-        GetOp(NS, "a"),
-        PutOp(NS, "a", {"v": 2}),
-        SearchOp(NS, filter={"v": 2}),
-        ListNamespacesOp(match_conditions=(MatchCondition("prefix", ("users",)),)),
-        PutOp(NS, "a", None),
-        GetOp(NS, "a"),
-    ])
+    results = store.batch(
+        [
+            PutOp(NS, "a", {"v": 1}),
+            GetOp(NS, "a"),
+            PutOp(NS, "a", {"v": 2}),
+            SearchOp(NS, filter={"v": 2}),
+            ListNamespacesOp(match_conditions=(MatchCondition("prefix", ("users",)),)),
+            PutOp(NS, "a", None),
+            GetOp(NS, "a"),
+        ]
+    )
     assert results[0] is None
     assert results[1].value == {"v": 1}
     assert [i.value for i in results[3]] == [{"v": 2}]
@@ -335,15 +345,15 @@ def test_same_results_as_inmemorystore_for_live_values(store):
                 s.put(ns, key, val)
             else:
                 s.delete(ns, key)
-    for ns, key in [(("a", "b"), "k1"), (("a", "b"), "k2"), (("a", "c"), "k1"),
-                    (("z",), "k9")]:
+    for ns, key in [(("a", "b"), "k1"), (("a", "b"), "k2"), (("a", "c"), "k1"), (("z",), "k9")]:
         a, b = ref.get(ns, key), store.get(ns, key)
         assert (a is None) == (b is None)
         if a is not None:
             assert a.value == b.value
     for prefix, flt in [(("a",), None), ((), {"tag": "t"}), ((), {"x": {"$gt": 2}})]:
         assert sorted((i.namespace, i.key) for i in ref.search(prefix, filter=flt)) == sorted(
-            (i.namespace, i.key) for i in store.search(prefix, filter=flt))
+            (i.namespace, i.key) for i in store.search(prefix, filter=flt)
+        )
     assert ref.list_namespaces() == store.list_namespaces()
     assert ref.list_namespaces(max_depth=1) == store.list_namespaces(max_depth=1)
 
@@ -382,5 +392,7 @@ def test_graph_node_reads_and_writes_through_the_store(store):
     assert first["previous"] is None
     assert second["previous"] == "Boston"
     assert [h.value["city"] for h in store.history(("profiles", "ann"), "home")] == [
-        "Boston", "Seattle"]
+        "Boston",
+        "Seattle",
+    ]
     assert store.list_namespaces(prefix=("profiles",)) == [("profiles", "ann")]

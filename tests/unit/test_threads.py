@@ -88,8 +88,12 @@ def test_eight_threads_share_one_bank(bank):
                 hits = bank.search(NS, f"new value {i}", k=6)
                 ids = {lk.target for h in hits for lk in h.record.links}
                 found = {r.id for r in bank.get_many(NS, sorted(ids))}
-                bad_hits.extend(f"{h.record.id} -> {t_}" for h in hits
-                                for t_ in h.record.targets() if t_ not in found)
+                bad_hits.extend(
+                    f"{h.record.id} -> {t_}"
+                    for h in hits
+                    for t_ in h.record.targets()
+                    if t_ not in found
+                )
         except BaseException as exc:  # noqa: BLE001
             errors.append(exc)
 

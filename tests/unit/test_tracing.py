@@ -24,19 +24,30 @@ def traced(minilm):
     judge = ScriptedJudge({"I moved to Seattle last month.": "supersede"})
     write = create_write_graph(bank, use_gate=False, judge=judge)  # every live candidate
     write_runs = TraceCollector(capture_io=True)
-    write.invoke({"record": MemoryRecord(namespace="tr", content="I live in Boston.",
-                                         time="2023-01-01")})
+    write.invoke(
+        {"record": MemoryRecord(namespace="tr", content="I live in Boston.", time="2023-01-01")}
+    )
     out = write.invoke(
-        {"record": MemoryRecord(namespace="tr", content="I moved to Seattle last month.",
-                                time="2023-06-01")},
+        {
+            "record": MemoryRecord(
+                namespace="tr", content="I moved to Seattle last month.", time="2023-06-01"
+            )
+        },
         {"callbacks": [write_runs]},
     )
     read_runs = TraceCollector()
     tracer = RunCollectorCallbackHandler()
     read = create_read_graph(bank, namespace="tr").invoke(
-        {"question": "Where do I live now?"}, {"callbacks": [read_runs, tracer]})
-    return {"bank": bank, "write": write_runs, "write_out": out, "read": read_runs,
-            "read_out": read, "tracer": tracer}
+        {"question": "Where do I live now?"}, {"callbacks": [read_runs, tracer]}
+    )
+    return {
+        "bank": bank,
+        "write": write_runs,
+        "write_out": out,
+        "read": read_runs,
+        "read_out": read,
+        "tracer": tracer,
+    }
 
 
 def _check_levels(runs: list[dict]) -> None:
@@ -89,8 +100,12 @@ def test_read_runs_are_retrieval_then_qa(traced):
     _check_levels(col.runs)
     ret = [r["name"] for r in col.atma_runs("retrieval")]
     qa = [r["name"] for r in col.atma_runs("qa")]
-    assert ret == ["atma.retrieval.profile", "atma.retrieval.seed", "atma.retrieval.expand",
-                   "atma.retrieval.rank"]
+    assert ret == [
+        "atma.retrieval.profile",
+        "atma.retrieval.seed",
+        "atma.retrieval.expand",
+        "atma.retrieval.rank",
+    ]
     assert qa == ["atma.qa.serialize", "atma.qa.answer"]
     assert col.atma_runs("bank") == []
     order = [r["name"] for r in col.atma_runs()]
@@ -127,8 +142,14 @@ def test_export_jsonl(traced, tmp_path):
     rows = [json.loads(line) for line in lines]
     assert {r.get("level") for r in rows} >= {"bank", "retrieval", "qa"}
     entries = [r for r in rows if "node" in r and "saw" in r]
-    assert [e["node"] for e in entries] == ["profile", "seed", "expand", "rank", "serialize",
-                                            "answer"]
+    assert [e["node"] for e in entries] == [
+        "profile",
+        "seed",
+        "expand",
+        "rank",
+        "serialize",
+        "answer",
+    ]
     with pytest.raises(ConfigError):
         export_jsonl("not runs", path)
     with pytest.raises(ConfigError):
@@ -157,11 +178,13 @@ def test_llm_runs_nest_under_their_level_node(minilm, mode):
     verdict = {**GOOD, "suggested_links": [{"type": "supersedes", "target_id": old.id}]}
     judge = LLMJudge(FakeChat(messages=iter([_call(verdict)])), timeout_s=10, fallback=None)
     write = create_write_graph(bank, use_gate=False, judge=judge)
-    answerer = LLMAnswerer(FakeChat(messages=iter([AIMessage(content="Seattle.")])),
-                           timeout_s=10)
+    answerer = LLMAnswerer(FakeChat(messages=iter([AIMessage(content="Seattle.")])), timeout_s=10)
     read = create_read_graph(bank, namespace="nest", answerer=answerer)
-    new = {"record": MemoryRecord(namespace="nest", content="I moved to Seattle last month.",
-                                  time="2023-06-01")}
+    new = {
+        "record": MemoryRecord(
+            namespace="nest", content="I moved to Seattle last month.", time="2023-06-01"
+        )
+    }
     question = {"question": "Where do I live now?"}
     runs = TraceCollector()
     cfg = {"callbacks": [runs]}
@@ -169,6 +192,7 @@ def test_llm_runs_nest_under_their_level_node(minilm, mode):
         write.invoke(new, cfg)
         read.invoke(question, cfg)
     else:
+
         async def both() -> None:
             await write.ainvoke(new, cfg)
             await read.ainvoke(question, cfg)
@@ -189,11 +213,17 @@ def test_ingest_events_emits_one_write_run_per_event_with_level_children(minilm,
 
     bank = StateBank.in_memory(embeddings=minilm)
     judge = ScriptedJudge({"I moved to Seattle last month.": "supersede"})
-    events = [{"text": "I live in Boston.", "timestamp": "2023-01-01"},
-              {"text": "I moved to Seattle last month.", "timestamp": "2023-06-01"}]
+    events = [
+        {"text": "I live in Boston.", "timestamp": "2023-01-01"},
+        {"text": "I moved to Seattle last month.", "timestamp": "2023-06-01"},
+    ]
     runs = TraceCollector()
-    kwargs = {"namespace": "ing", "use_gate": False, "judge": judge,
-              "config": {"callbacks": [runs], "tags": ["mine"]}}
+    kwargs = {
+        "namespace": "ing",
+        "use_gate": False,
+        "judge": judge,
+        "config": {"callbacks": [runs], "tags": ["mine"]},
+    }
     if mode == "sync":
         rep = ingest_events(bank, events, **kwargs)
     else:
@@ -202,11 +232,13 @@ def test_ingest_events_emits_one_write_run_per_event_with_level_children(minilm,
     writes = [r for r in runs.runs if r["name"] == "atma.bank.write"]
     assert len(writes) == 2 and all(r["parent_id"] is None for r in writes)
     assert all("mine" in r["tags"] for r in writes)
-    children = {w["id"]: sorted(r["name"] for r in runs.runs if r["parent_id"] == w["id"])
-                for w in writes}
+    children = {
+        w["id"]: sorted(r["name"] for r in runs.runs if r["parent_id"] == w["id"]) for w in writes
+    }
     assert sorted(children.values()) == [
         ["atma.bank.commit", "atma.bank.judge", "atma.bank.propose"],
-        ["atma.bank.commit", "atma.bank.propose"]]
+        ["atma.bank.commit", "atma.bank.propose"],
+    ]
     _check_levels(runs.runs)
 
 
@@ -219,13 +251,20 @@ def test_retriever_runs_show_the_retrieval_steps_and_take_a_namespace_per_call(t
     retriever = AtmaRetriever(bank=traced["bank"], namespace="nobody", k=2)
     runs = TraceCollector()
     cfg = {"callbacks": [runs], "configurable": {"namespace": "tr"}}
-    docs = (retriever.invoke("Where do I live now?", cfg) if mode == "sync"
-            else asyncio.run(retriever.ainvoke("Where do I live now?", cfg)))
+    docs = (
+        retriever.invoke("Where do I live now?", cfg)
+        if mode == "sync"
+        else asyncio.run(retriever.ainvoke("Where do I live now?", cfg))
+    )
     assert docs and "Seattle" in docs[0].page_content  # namespace "tr", not "nobody"
     root = next(r for r in runs.runs if r["parent_id"] is None)
     assert root["run_type"] == "retriever"
     steps = [r["name"] for r in runs.runs if r["parent_id"] == root["id"]]
-    assert steps == ["atma.retrieval.profile", "atma.retrieval.seed",
-                     "atma.retrieval.expand", "atma.retrieval.rank"]
+    assert steps == [
+        "atma.retrieval.profile",
+        "atma.retrieval.seed",
+        "atma.retrieval.expand",
+        "atma.retrieval.rank",
+    ]
     _check_levels(runs.runs)
     assert retriever.invoke("Where do I live now?") == []  # its own (empty) namespace

@@ -23,10 +23,15 @@ from atma_training.judge_train import (
 from pydantic import ValidationError
 
 BASE: dict[str, Any] = {
-    "id": "b98-0001", "slot": "home.city", "kind": "change",
+    "id": "b98-0001",
+    "slot": "home.city",
+    "kind": "change",
     "old": "Renting a small flat by the harbour, gulls at five.",
     "new": "Signed for a house inland, the sea is an hour's drive away.",
-    "action": "supersede", "type": "temporal", "indirect": True, "style": "terse",
+    "action": "supersede",
+    "type": "temporal",
+    "indirect": True,
+    "style": "terse",
 }
 
 
@@ -34,19 +39,22 @@ def _line(**kw: Any) -> CorpusLine:
     return CorpusLine.model_validate({**BASE, **kw})
 
 
-@pytest.mark.parametrize("bad", [
-    {"action": "coexist"},                               # a change supersedes
-    {"kind": "scope", "action": "coexist"},              # scope needs type scope
-    {"kind": "negative", "action": "keep_both", "type": "none"},  # no subtype
-    {"kind": "transition", "action": "transition"},      # no transition text
-    {"transition": "Boxes packed."},                     # only chains have one
-    {"new": "I moved inland last month."},               # indirect with a change word
-    {"style": "shouty"},
-    {"new": BASE["old"]},                                # texts must differ
-    {"old": "my {city} flat"},                           # template braces
-    {"id": "03-1"},
-    {"kind": "duplicate", "action": "noop", "type": "duplicate"},  # indirect duplicate
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"action": "coexist"},  # a change supersedes
+        {"kind": "scope", "action": "coexist"},  # scope needs type scope
+        {"kind": "negative", "action": "keep_both", "type": "none"},  # no subtype
+        {"kind": "transition", "action": "transition"},  # no transition text
+        {"transition": "Boxes packed."},  # only chains have one
+        {"new": "I moved inland last month."},  # indirect with a change word
+        {"style": "shouty"},
+        {"new": BASE["old"]},  # texts must differ
+        {"old": "my {city} flat"},  # template braces
+        {"id": "03-1"},
+        {"kind": "duplicate", "action": "noop", "type": "duplicate"},  # indirect duplicate
+    ],
+)
 def test_schema_rejects_inconsistent_lines(bad: dict[str, Any]) -> None:
     with pytest.raises(ValidationError):
         _line(**bad)
@@ -58,13 +66,18 @@ def test_change_words_are_whole_words() -> None:
 
 
 def test_a_transition_chain_expands_to_three_pairs() -> None:
-    chain = _line(kind="transition", action="transition", indirect=False,
-                  transition="Half the boxes are packed, the van comes Friday.")
+    chain = _line(
+        kind="transition",
+        action="transition",
+        indirect=False,
+        transition="Half the boxes are packed, the van comes Friday.",
+    )
     pairs = expand(chain)
     assert [(p.role, p.action, p.type) for p in pairs] == [
         ("old_transition", "transition", "temporal"),
         ("transition_new", "supersede", "temporal"),
-        ("old_new", "supersede", "temporal")]
+        ("old_new", "supersede", "temporal"),
+    ]
     assert pairs[0].new == pairs[1].old == chain.transition
     assert [p.line_id for p in pairs] == [chain.id] * 3
     assert chain.batch == "b98" and chain.domain == "home"
@@ -78,8 +91,10 @@ def _write(path: Path, rows: list[dict[str, Any]]) -> Path:
 
 def test_loader_strict_and_lenient(tmp_path: Path) -> None:
     good = _write(tmp_path / "b98.jsonl", [BASE])
-    _write(tmp_path / "b97.jsonl", [{**BASE, "id": "b97-0001"},
-                                   {**BASE, "id": "b97-0002", "action": "noop"}])
+    _write(
+        tmp_path / "b97.jsonl",
+        [{**BASE, "id": "b97-0001"}, {**BASE, "id": "b97-0002", "action": "noop"}],
+    )
     with pytest.raises(CorpusError, match="b97.jsonl:2"):
         load_lines([tmp_path])
     assert [ln.id for ln in load_lines([tmp_path], strict=False)] == ["b97-0001", "b98-0001"]
@@ -96,10 +111,14 @@ def _corpus(n_batches: int = 3, slots: int = 4) -> list[CorpusLine]:
     for b in range(n_batches):
         for s in range(slots):
             for i in range(3):
-                out.append(_line(id=f"b{b:02d}-{s * 10 + i:04d}",
-                                 slot=f"d_{chr(97 + b)}.s_{chr(97 + s)}",
-                                 old=f"earlier text {b} {s} {i} about the flat",
-                                 new=f"later text {b} {s} {i} about the house"))
+                out.append(
+                    _line(
+                        id=f"b{b:02d}-{s * 10 + i:04d}",
+                        slot=f"d_{chr(97 + b)}.s_{chr(97 + s)}",
+                        old=f"earlier text {b} {s} {i} about the flat",
+                        new=f"later text {b} {s} {i} about the house",
+                    )
+                )
     return out
 
 
@@ -134,13 +153,34 @@ def test_context_wraps_facts_and_keeps_labels() -> None:
     pool = _context_pool(lines, [])
     assert {slot for slot, _ in pool} == {ln.slot for ln in lines}
     pairs = [p for ln in lines for p in expand(ln)]
-    pairs += [LabelledPair("same thing", "same thing", "noop", "duplicate", "d_a.s_a",
-                           "b00-0900", "duplicate", None, False, "terse"),
-              LabelledPair("hi there", "how are you", "keep_both", "none", "chat.x",
-                           "c01-001:0-2", "negative", "dialog", False, "chat")]
+    pairs += [
+        LabelledPair(
+            "same thing",
+            "same thing",
+            "noop",
+            "duplicate",
+            "d_a.s_a",
+            "b00-0900",
+            "duplicate",
+            None,
+            False,
+            "terse",
+        ),
+        LabelledPair(
+            "hi there",
+            "how are you",
+            "keep_both",
+            "none",
+            "chat.x",
+            "c01-001:0-2",
+            "negative",
+            "dialog",
+            False,
+            "chat",
+        ),
+    ]
     out = _with_context(pairs, 1.0, pool, random.Random(0))
-    assert [(p.action, p.type, p.slot) for p in out] == \
-        [(p.action, p.type, p.slot) for p in pairs]
+    assert [(p.action, p.type, p.slot) for p in out] == [(p.action, p.type, p.slot) for p in pairs]
     slot_of = {text: slot for slot, text in pool}
     for before, after in zip(pairs, out, strict=True):
         if before.subtype == "dialog":
@@ -165,14 +205,15 @@ def test_decision_rule_and_threshold_choice() -> None:
         pa[row, i] = p
     assert _decide(pa.copy(), 0.0).tolist() == [0, 0, keep, 2]
     assert _decide(pa.copy(), 0.65).tolist() == [0, keep, keep, 2]
-    pairs = [LabelledPair("o", "n", a, "none", "s.x", "b00-0001", "negative", "episode", False,
-                          "terse") for a in ("keep_both", "keep_both", "keep_both", "supersede")]
+    pairs = [
+        LabelledPair("o", "n", a, "none", "s.x", "b00-0001", "negative", "episode", False, "terse")
+        for a in ("keep_both", "keep_both", "keep_both", "supersede")
+    ]
     # rows 0, 1 are negatives predicted as links (0.9, 0.6): the threshold must pass 0.9
     assert _threshold(pa, pairs, 0.0) == 0.95
     assert _threshold(pa, pairs, 0.5) == 0.65  # one of the three negatives may link
     # the write bound: rows 0 and 1 are two candidates of one write, row 3 another write
-    groups = [_write_group(x) for x in ("c01-002:0-5", "c01-002:3-5", "c01-002:1-6",
-                                        "c01-002:4-6")]
+    groups = [_write_group(x) for x in ("c01-002:0-5", "c01-002:3-5", "c01-002:1-6", "c01-002:4-6")]
     assert groups == ["c01-002:5", "c01-002:5", "c01-002:6", "c01-002:6"]
     assert _false_write_rate(pa, groups, 0.0) == 1.0  # both writes have a link
     assert _false_write_rate(pa, groups, 0.75) == 0.5  # only the 0.9 link is left
@@ -183,22 +224,42 @@ def test_decision_rule_and_threshold_choice() -> None:
 def test_frames_and_distinct_n() -> None:
     assert diversity.frame("Moved to a flat by the sea last spring") == "_ to a _ by the _"
     assert diversity.frame("too short") is None
-    shared = diversity.shared_frames([
-        ("a", ["I moved to Tarnby last spring with my sister",
-               "We sold the old car in March to a neighbour"]),
-        ("b", ["I moved to Esk last autumn with my brother",
-               "We sold the red van in June to a cousin"]),
-        ("c", ["I moved to Esk last autumn with my brother", "Short one"])])
+    shared = diversity.shared_frames(
+        [
+            (
+                "a",
+                [
+                    "I moved to Tarnby last spring with my sister",
+                    "We sold the old car in March to a neighbour",
+                ],
+            ),
+            (
+                "b",
+                [
+                    "I moved to Esk last autumn with my brother",
+                    "We sold the red van in June to a cousin",
+                ],
+            ),
+            ("c", ["I moved to Esk last autumn with my brother", "Short one"]),
+        ]
+    )
     assert list(shared.values()) == [["a", "b"]]
     assert diversity.distinct_n(["a a a a"], 1) == 0.25 and diversity.distinct_n([], 2) == 0.0
 
 
-def test_checker_flags_a_repeated_frame_and_evaluation_names(tmp_path: Path, monkeypatch,
-                                                              capsys) -> None:
+def test_checker_flags_a_repeated_frame_and_evaluation_names(
+    tmp_path: Path, monkeypatch, capsys
+) -> None:
     pairs = tmp_path / "corpus" / "pairs"
-    rows = [BASE, {**BASE, "id": "b98-0002",
-                   "old": "Renting a big loft by the harbour, bells at six.",
-                   "new": "Signed for a cottage uphill, the sea is an hour's ride away."}]
+    rows = [
+        BASE,
+        {
+            **BASE,
+            "id": "b98-0002",
+            "old": "Renting a big loft by the harbour, bells at six.",
+            "new": "Signed for a cottage uphill, the sea is an hour's ride away.",
+        },
+    ]
     _write(pairs / "b98.jsonl", rows)
     monkeypatch.setattr(check, "CORPUS_DIR", tmp_path / "corpus")
     assert check.main([str(pairs / "b98.jsonl")]) == 1
@@ -214,14 +275,18 @@ def test_checker_flags_a_repeated_frame_and_evaluation_names(tmp_path: Path, mon
 
 
 def test_content_words_and_the_disjoint_check(tmp_path: Path, monkeypatch, capsys) -> None:
-    assert diversity.content_words("lol the two ferries were late, ok?") == {"two", "ferry",
-                                                                            "late"}
+    assert diversity.content_words("lol the two ferries were late, ok?") == {"two", "ferry", "late"}
     assert diversity.shared_content(["the ferry was late", "Late again!", "a quiet bus"]) == {
-        "late"}
+        "late"
+    }
     assert diversity.shared_content(["the ferry was late", "cycling to the office"]) == set()
     pairs = tmp_path / "corpus" / "pairs"
-    overlapping = {**BASE, "id": "b98-0002", "old": "My bike lives in the hall, squeaky chain.",
-                   "new": "Sold the bike to a student on Tuesday, walking everywhere."}
+    overlapping = {
+        **BASE,
+        "id": "b98-0002",
+        "old": "My bike lives in the hall, squeaky chain.",
+        "new": "Sold the bike to a student on Tuesday, walking everywhere.",
+    }
     _write(pairs / "b98.jsonl", [BASE, overlapping])
     monkeypatch.setattr(check, "CORPUS_DIR", tmp_path / "corpus")
     assert check.main([str(pairs / "b98.jsonl")]) == 0  # sharing words is fine by default
@@ -236,7 +301,8 @@ def test_held_out_phrases_are_leaks_and_common_runs_are_not() -> None:
     src = EvalSources()
     src.add_phrases("the {S} kept winning every chess tournament in Lisbon", "units_x.json")
     assert sorted(phrases("winning every chess tournament in")) == [
-        "winning every chess tournament in"]
+        "winning every chess tournament in"
+    ]
     assert list(phrases("for the first time in")) == []  # two content words: common English
     hits = find_leaks("I kept winning every chess tournament, remember?", src)
     assert [(h.kind, h.text) for h in hits] == [("phrase", "kept winning every chess tournament")]
@@ -253,25 +319,38 @@ def test_the_corpus_meets_its_brief() -> None:
     assert {ln.subtype for ln in lines if ln.subtype} == set(corpus.NEGATIVE_SUBTYPES)
     assert {ln.style for ln in lines} == set(corpus.STYLES)
     assert {q.view for q in questions} == set(corpus.VIEWS) and len(questions) >= 3000
-    texts = [(ln.id, [ln.old, *([ln.transition] if ln.transition else []), ln.new])
-             for ln in lines]
+    texts = [(ln.id, [ln.old, *([ln.transition] if ln.transition else []), ln.new]) for ln in lines]
     assert diversity.shared_frames(texts) == {}  # no two pairs share a sentence frame
     md = report.report(lines, questions)
     assert "| b14 |" in md and "pair frames shared by two or more lines: **0**" in md
 
 
 def _dialog(id_: str = "c98-001", n: int = 24, **kw: Any) -> dict[str, Any]:
-    turns = [{"speaker": "Odile" if i % 2 == 0 else "Kwame",
-              "text": f"turn {i} of a chat about gardens and the weather and tea"}
-             for i in range(n)]
-    return {"id": id_, "topic": "chat.garden_tea", "speakers": ["Odile", "Kwame"],
-            "style": "warm", "turns": turns, **kw}
+    turns = [
+        {
+            "speaker": "Odile" if i % 2 == 0 else "Kwame",
+            "text": f"turn {i} of a chat about gardens and the weather and tea",
+        }
+        for i in range(n)
+    ]
+    return {
+        "id": id_,
+        "topic": "chat.garden_tea",
+        "speakers": ["Odile", "Kwame"],
+        "style": "warm",
+        "turns": turns,
+        **kw,
+    }
 
 
 def test_dialog_schema_and_pairs() -> None:
     d = corpus.DialogLine.model_validate(_dialog())
-    for bad in ({"speakers": ["Odile", "Odile"]}, {"topic": "garden"},
-                {"turns": [{"speaker": "Zed", "text": "hi"}] * 24}, {"id": "c1-1"}):
+    for bad in (
+        {"speakers": ["Odile", "Odile"]},
+        {"topic": "garden"},
+        {"turns": [{"speaker": "Zed", "text": "hi"}] * 24},
+        {"id": "c1-1"},
+    ):
         with pytest.raises(ValidationError):
             corpus.DialogLine.model_validate(_dialog(**bad))
     pairs = corpus.dialog_pairs(d)
@@ -287,8 +366,11 @@ def test_dialog_schema_and_pairs() -> None:
 def test_dialog_split_is_per_batch() -> None:
     from atma_training.judge_train import split_dialogs
 
-    ds = [corpus.DialogLine.model_validate(_dialog(f"c9{b}-00{i}")) for b in (7, 8)
-          for i in range(1, 4)]
+    ds = [
+        corpus.DialogLine.model_validate(_dialog(f"c9{b}-00{i}"))
+        for b in (7, 8)
+        for i in range(1, 4)
+    ]
     train, val = split_dialogs(ds, 1, seed=0)
     assert sorted(d.batch for d in val) == ["c97", "c98"] and len(train) == 4
     assert split_dialogs(ds, 1, seed=0) == (train, val)
@@ -299,4 +381,5 @@ def test_the_conversations_are_as_briefed() -> None:
     assert len(dialogs) >= 100 and len({d.batch for d in dialogs}) >= 6
     assert all(20 <= len(d.turns) <= 60 for d in dialogs)
     assert len({t.text for d in dialogs for t in d.turns}) > 0.99 * sum(
-        len(d.turns) for d in dialogs)
+        len(d.turns) for d in dialogs
+    )

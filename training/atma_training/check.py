@@ -55,8 +55,11 @@ def _norm(text: str) -> str:
 
 
 def _disjoint_problems(batch: list[CorpusLine]) -> list[str]:
-    return [f"{ln.id}: texts share content words {sorted(words)}" for ln in batch
-            if ln.kind != "duplicate" and (words := shared_content(_texts(ln)))]
+    return [
+        f"{ln.id}: texts share content words {sorted(words)}"
+        for ln in batch
+        if ln.kind != "duplicate" and (words := shared_content(_texts(ln)))
+    ]
 
 
 def _problems(batch: list[CorpusLine], corpus: list[CorpusLine]) -> list[str]:
@@ -64,8 +67,10 @@ def _problems(batch: list[CorpusLine], corpus: list[CorpusLine]) -> list[str]:
     src = load_eval_sources()
     for line in batch:
         for text in _texts(line):
-            out += [f"{line.id}: evaluation text ({lk.kind} from {lk.source}): {lk.text!r}"
-                    for lk in find_leaks(text, src)]
+            out += [
+                f"{line.id}: evaluation text ({lk.kind} from {lk.source}): {lk.text!r}"
+                for lk in find_leaks(text, src)
+            ]
     mine = {ln.id for ln in batch}
     owner: dict[str, str] = {}
     for line in corpus:
@@ -96,16 +101,22 @@ def _dialog_problems(batch: list[DialogLine], every: list[DialogLine]) -> list[s
             owner.setdefault(_norm(t.text), f"{d.id}#{k}")
     for d in batch:
         for k, t in enumerate(d.turns):
-            out += [f"{d.id}#{k}: evaluation text ({lk.kind} from {lk.source}): {lk.text!r}"
-                    for lk in find_leaks(t.text, src)]
+            out += [
+                f"{d.id}#{k}: evaluation text ({lk.kind} from {lk.source}): {lk.text!r}"
+                for lk in find_leaks(t.text, src)
+            ]
             first = owner[_norm(t.text)]
             if first != f"{d.id}#{k}" and len(t.text.split()) > 3:
                 out.append(f"{d.id}#{k}: turn repeated from {first}: {t.text[:60]!r}")
-        out += [f"{d.id}: speaker name is evaluation text: {n!r}" for n in d.speakers
-                if n in src.names]
+        out += [
+            f"{d.id}: speaker name is evaluation text: {n!r}" for n in d.speakers if n in src.names
+        ]
     counts = frame_counts(t.text for d in batch for t in d.turns)
-    out += [f"sentence frame used {n} times in the batch: {fr[:90]!r}"
-            for fr, n in counts.items() if n > 2]
+    out += [
+        f"sentence frame used {n} times in the batch: {fr[:90]!r}"
+        for fr, n in counts.items()
+        if n > 2
+    ]
     return out
 
 
@@ -134,22 +145,33 @@ def main(argv: list[str] | None = None) -> int:
     """Check the given batch files; print problems and counts."""
     ap = argparse.ArgumentParser(prog="python -m atma_training.check")
     ap.add_argument("pairs", nargs="*", type=Path, help="pair batch files (.jsonl)")
-    ap.add_argument("--questions", nargs="*", type=Path, default=[],
-                    help="question batch files (.jsonl)")
-    ap.add_argument("--dialogs", nargs="*", type=Path, default=[],
-                    help="conversation batch files (.jsonl)")
-    ap.add_argument("--disjoint", action="store_true",
-                    help="every pair line's texts must share no content word")
+    ap.add_argument(
+        "--questions", nargs="*", type=Path, default=[], help="question batch files (.jsonl)"
+    )
+    ap.add_argument(
+        "--dialogs", nargs="*", type=Path, default=[], help="conversation batch files (.jsonl)"
+    )
+    ap.add_argument(
+        "--disjoint", action="store_true", help="every pair line's texts must share no content word"
+    )
     args = ap.parse_args(argv)
     try:
         dialogs = load_dialogs(args.dialogs) if args.dialogs else []
-        every_dialog = dialogs + [d for d in load_dialogs([CORPUS_DIR / "dialogs"],
-                                                          strict=False)
-                                  if d.id not in {x.id for x in dialogs}] if dialogs else []
+        every_dialog = (
+            dialogs
+            + [
+                d
+                for d in load_dialogs([CORPUS_DIR / "dialogs"], strict=False)
+                if d.id not in {x.id for x in dialogs}
+            ]
+            if dialogs
+            else []
+        )
         batch = load_lines(args.pairs) if args.pairs else []
         mine = {p.resolve() for p in args.pairs}
-        others = [p for p in sorted((CORPUS_DIR / "pairs").glob("*.jsonl"))
-                  if p.resolve() not in mine]
+        others = [
+            p for p in sorted((CORPUS_DIR / "pairs").glob("*.jsonl")) if p.resolve() not in mine
+        ]
         corpus = batch + load_lines(others, strict=False)
         questions = load_questions(args.questions) if args.questions else []
     except CorpusError as exc:
@@ -161,19 +183,25 @@ def main(argv: list[str] | None = None) -> int:
     src = load_eval_sources() if questions else None
     for q in questions:
         if src is not None:
-            problems += [f"{q.id}: evaluation text ({lk.kind} from {lk.source}): {lk.text!r}"
-                         for lk in find_leaks(q.question, src)]
+            problems += [
+                f"{q.id}: evaluation text ({lk.kind} from {lk.source}): {lk.text!r}"
+                for lk in find_leaks(q.question, src)
+            ]
     for p in problems:
         print("PROBLEM", p)
     if batch:
         print("\n".join(_report(batch)))
     if questions:
-        print(f"questions {len(questions)}; views {dict(Counter(q.view for q in questions))}; "
-              f"slots {len({q.slot for q in questions})}")
+        print(
+            f"questions {len(questions)}; views {dict(Counter(q.view for q in questions))}; "
+            f"slots {len({q.slot for q in questions})}"
+        )
     if dialogs:
         turns = [t for d in dialogs for t in d.turns]
-        print(f"conversations {len(dialogs)}; turns {len(turns)}; distinct-2 "
-              f"{distinct_n([t.text for t in turns], 2):.3f}")
+        print(
+            f"conversations {len(dialogs)}; turns {len(turns)}; distinct-2 "
+            f"{distinct_n([t.text for t in turns], 2):.3f}"
+        )
     print(f"{len(problems)} problem(s)")
     return 1 if problems else 0
 

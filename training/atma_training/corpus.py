@@ -66,8 +66,15 @@ CONFLICT_TYPES = ("temporal", "negation", "value", "scope", "duplicate", "none")
 VIEWS = ("current", "historical", "transition", "neutral")
 STYLES = ("casual", "terse", "typos", "emoji", "rambling", "listener", "formal", "voice")
 NEGATIVE_SUBTYPES = (
-    "compatible", "other_person", "irrealis", "question", "negated_plan", "joke",
-    "past_report", "episode", "unrelated",
+    "compatible",
+    "other_person",
+    "irrealis",
+    "question",
+    "negated_plan",
+    "joke",
+    "past_report",
+    "episode",
+    "unrelated",
 )
 
 Kind = Literal["change", "transition", "scope", "duplicate", "negative"]
@@ -81,20 +88,72 @@ _KIND_LABELS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
 }
 
 CHANGE_WORDS = (
-    "now", "nowadays", "these days", "anymore", "any more", "no longer", "no more", "new",
-    "newly", "move", "moved", "moving", "relocated", "relocating", "switch", "switched",
-    "switching", "change", "changed", "changing", "start", "started", "starting", "began",
-    "begun", "quit", "quitting", "stop", "stopped", "stopping", "used to", "finally",
-    "instead", "replace", "replaced", "former", "formerly", "ex", "previous", "previously",
-    "lately", "recently", "currently", "became", "become", "gave up", "give up", "giving up",
-    "went from", "turned into", "upgraded", "swapped", "transferred", "promoted", "retired",
-    "resigned", "since", "anymore", "not anymore",
+    "now",
+    "nowadays",
+    "these days",
+    "anymore",
+    "any more",
+    "no longer",
+    "no more",
+    "new",
+    "newly",
+    "move",
+    "moved",
+    "moving",
+    "relocated",
+    "relocating",
+    "switch",
+    "switched",
+    "switching",
+    "change",
+    "changed",
+    "changing",
+    "start",
+    "started",
+    "starting",
+    "began",
+    "begun",
+    "quit",
+    "quitting",
+    "stop",
+    "stopped",
+    "stopping",
+    "used to",
+    "finally",
+    "instead",
+    "replace",
+    "replaced",
+    "former",
+    "formerly",
+    "ex",
+    "previous",
+    "previously",
+    "lately",
+    "recently",
+    "currently",
+    "became",
+    "become",
+    "gave up",
+    "give up",
+    "giving up",
+    "went from",
+    "turned into",
+    "upgraded",
+    "swapped",
+    "transferred",
+    "promoted",
+    "retired",
+    "resigned",
+    "since",
+    "anymore",
+    "not anymore",
 )
 """Words an *indirect* change may not use in its new (or transition) text."""
 
 _CHANGE_RE = re.compile(
-    r"(?<![\w'])(?:" + "|".join(sorted((re.escape(w) for w in set(CHANGE_WORDS)),
-                                       key=len, reverse=True)) + r")(?![\w'])",
+    r"(?<![\w'])(?:"
+    + "|".join(sorted((re.escape(w) for w in set(CHANGE_WORDS)), key=len, reverse=True))
+    + r")(?![\w'])",
     re.IGNORECASE,
 )
 
@@ -114,35 +173,46 @@ class CorpusLine(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     id: str = Field(pattern=r"^b\d\d-\d{4}$", description="Batch and line number: b03-0042.")
-    slot: str = Field(pattern=r"^[a-z_]+\.[a-z_]+$",
-                      description="domain.slot, the state variable the pair is about.")
+    slot: str = Field(
+        pattern=r"^[a-z_]+\.[a-z_]+$",
+        description="domain.slot, the state variable the pair is about.",
+    )
     kind: Kind = Field(description="change | transition | scope | duplicate | negative.")
-    subtype: str | None = Field(default=None,
-                                description="For negatives: which kind of hard negative.")
+    subtype: str | None = Field(
+        default=None, description="For negatives: which kind of hard negative."
+    )
     old: str = Field(min_length=3, max_length=700, description="The earlier statement.")
     new: str = Field(min_length=3, max_length=700, description="The later statement.")
     transition: str | None = Field(
-        default=None, min_length=3, max_length=700,
+        default=None,
+        min_length=3,
+        max_length=700,
         description="For transition chains: the statement of the change in progress, "
-        "between old and new.")
-    action: str = Field(description="The judge's fusion action for (old, new), or for "
-                        "(old, transition) in a transition chain.")
+        "between old and new.",
+    )
+    action: str = Field(
+        description="The judge's fusion action for (old, new), or for "
+        "(old, transition) in a transition chain."
+    )
     type: str = Field(description="The conflict type.")
-    indirect: bool = Field(default=False, description="Only world knowledge links the "
-                           "two; the new text uses no change word.")
+    indirect: bool = Field(
+        default=False,
+        description="Only world knowledge links the two; the new text uses no change word.",
+    )
     style: str = Field(description="Register of the pair (one of STYLES).")
 
     @model_validator(mode="after")
     def _consistent(self) -> CorpusLine:
         actions, types = _KIND_LABELS[self.kind]
         if self.action not in actions or self.type not in types:
-            raise ValueError(f"kind {self.kind!r} needs action in {sorted(actions)} and type "
-                             f"in {sorted(types)}, got {self.action!r} / {self.type!r}")
+            raise ValueError(
+                f"kind {self.kind!r} needs action in {sorted(actions)} and type "
+                f"in {sorted(types)}, got {self.action!r} / {self.type!r}"
+            )
         if self.style not in STYLES:
             raise ValueError(f"style {self.style!r} is not one of {STYLES}")
         if (self.kind == "transition") != (self.transition is not None):
-            raise ValueError("a transition text is required for, and only for, kind "
-                             "'transition'")
+            raise ValueError("a transition text is required for, and only for, kind 'transition'")
         if self.kind == "negative" and self.subtype not in NEGATIVE_SUBTYPES:
             raise ValueError(f"a negative needs a subtype in {NEGATIVE_SUBTYPES}")
         if self.kind != "negative" and self.subtype is not None:
@@ -209,8 +279,9 @@ class DialogLine(BaseModel):
     topic: str = Field(pattern=r"^chat\.[a-z_]+$", description="chat.<topic>.")
     speakers: tuple[str, str] = Field(description="The two speakers.")
     style: str = Field(min_length=2, max_length=30, description="The conversation's tone.")
-    turns: tuple[DialogTurn, ...] = Field(min_length=20, max_length=60,
-                                          description="The turns, in order.")
+    turns: tuple[DialogTurn, ...] = Field(
+        min_length=20, max_length=60, description="The turns, in order."
+    )
 
     @model_validator(mode="after")
     def _speakers(self) -> DialogLine:
@@ -229,8 +300,9 @@ class DialogLine(BaseModel):
         return self.id.split("-")[0]
 
 
-def dialog_pairs(dialog: DialogLine, nearest: dict[int, list[int]] | None = None
-                 ) -> list[LabelledPair]:
+def dialog_pairs(
+    dialog: DialogLine, nearest: dict[int, list[int]] | None = None
+) -> list[LabelledPair]:
     """``keep_both`` pairs (earlier turn, later turn) of one speaker of a conversation.
 
     Args:
@@ -243,10 +315,20 @@ def dialog_pairs(dialog: DialogLine, nearest: dict[int, list[int]] | None = None
         earlier = [i for i in range(j) if dialog.turns[i].speaker == turn.speaker]
         chosen = earlier if nearest is None else [i for i in nearest.get(j, []) if i in earlier]
         for i in chosen:
-            out.append(LabelledPair(dialog.turns[i].text, turn.text, "keep_both", "none",
-                                    slot=dialog.topic, line_id=f"{dialog.id}:{i}-{j}",
-                                    kind="negative", subtype="dialog", indirect=False,
-                                    style="chat"))
+            out.append(
+                LabelledPair(
+                    dialog.turns[i].text,
+                    turn.text,
+                    "keep_both",
+                    "none",
+                    slot=dialog.topic,
+                    line_id=f"{dialog.id}:{i}-{j}",
+                    kind="negative",
+                    subtype="dialog",
+                    indirect=False,
+                    style="chat",
+                )
+            )
     return out
 
 
@@ -270,15 +352,23 @@ class LabelledPair:
 
 def expand(line: CorpusLine) -> list[LabelledPair]:
     """The judge's training pairs of one line (three for a transition chain)."""
-    common = {"slot": line.slot, "line_id": line.id, "kind": line.kind,
-              "subtype": line.subtype, "indirect": line.indirect, "style": line.style}
+    common = {
+        "slot": line.slot,
+        "line_id": line.id,
+        "kind": line.kind,
+        "subtype": line.subtype,
+        "indirect": line.indirect,
+        "style": line.style,
+    }
     if line.transition is None:
         return [LabelledPair(line.old, line.new, line.action, line.type, **common)]
     return [
-        LabelledPair(line.old, line.transition, "transition", line.type, role="old_transition",
-                     **common),
-        LabelledPair(line.transition, line.new, "supersede", line.type, role="transition_new",
-                     **common),
+        LabelledPair(
+            line.old, line.transition, "transition", line.type, role="old_transition", **common
+        ),
+        LabelledPair(
+            line.transition, line.new, "supersede", line.type, role="transition_new", **common
+        ),
         LabelledPair(line.old, line.new, "supersede", line.type, role="old_new", **common),
     ]
 
@@ -320,8 +410,7 @@ def load_lines(paths: Iterable[Path] | None = None, *, strict: bool = True) -> l
     return _load(CorpusLine, paths, "pairs", strict)
 
 
-def load_dialogs(paths: Iterable[Path] | None = None, *,
-                 strict: bool = True) -> list[DialogLine]:
+def load_dialogs(paths: Iterable[Path] | None = None, *, strict: bool = True) -> list[DialogLine]:
     """Read and validate conversations (default: every file of ``corpus/dialogs``).
 
     Raises:
@@ -333,8 +422,9 @@ def load_dialogs(paths: Iterable[Path] | None = None, *,
 _Line = TypeVar("_Line", CorpusLine, DialogLine)
 
 
-def _load(model: type[_Line], paths: Iterable[Path] | None, folder: str,
-          strict: bool) -> list[_Line]:
+def _load(
+    model: type[_Line], paths: Iterable[Path] | None, folder: str, strict: bool
+) -> list[_Line]:
     out: list[_Line] = []
     ids: set[str] = set()
     for path in _files(paths, folder):

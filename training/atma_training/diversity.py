@@ -54,7 +54,8 @@ _WORD = re.compile(r"[a-z0-9']+")
 _CHAT_WORDS = frozenset(
     "lol lmao haha hahaha omg ok okay yeah yep yes nah tbh honestly ugh hey hi oh well "
     "like really u ur im get got go going went make made thing things bit lot way "
-    "know think feel want need good great day week today time back one".split())
+    "know think feel want need good great day week today time back one".split()
+)
 """Chat filler that says nothing about a topic (ignored by :func:`content_words`)."""
 
 
@@ -89,7 +90,7 @@ def shared_content(texts: Sequence[str]) -> set[str]:
     out: set[str] = set()
     sets = [content_words(t) for t in texts]
     for i, a in enumerate(sets):
-        for b in sets[i + 1:]:
+        for b in sets[i + 1 :]:
             out |= a & b
     return out
 
@@ -117,7 +118,7 @@ def distinct_n(texts: Iterable[str], n: int) -> float:
     for t in texts:
         w = _words(t)
         for i in range(len(w) - n + 1):
-            seen.add(tuple(w[i:i + n]))
+            seen.add(tuple(w[i : i + n]))
             total += 1
     return len(seen) / total if total else 0.0
 

@@ -86,37 +86,63 @@ class JudgeTrainConfig(BaseModel):
     type_weight: float = Field(0.5, ge=0, description="Weight of the conflict-type loss.")
     view_weight: float = Field(1.0, ge=0, description="Weight of the view loss.")
     max_false_link: float = Field(
-        0.05, ge=0, le=1, description="The link threshold is the smallest whose false-link "
-        "rate on the validation negatives is at most this...")
+        0.05,
+        ge=0,
+        le=1,
+        description="The link threshold is the smallest whose false-link "
+        "rate on the validation negatives is at most this...",
+    )
     max_false_write: float = Field(
-        0.01, ge=0, le=1, description="... and whose share of validation conversation turns "
+        0.01,
+        ge=0,
+        le=1,
+        description="... and whose share of validation conversation turns "
         "linked to any of their ``write_candidates`` nearest earlier turns is at most this "
-        "(a turn of a conversation where nothing changes, judged as the write path would).")
-    write_candidates: int = Field(12, ge=1, le=64, description="Earlier turns judged per "
-                                  "validation turn for ``max_false_write`` (the gate's "
-                                  "max_judged).")
+        "(a turn of a conversation where nothing changes, judged as the write path would).",
+    )
+    write_candidates: int = Field(
+        12,
+        ge=1,
+        le=64,
+        description="Earlier turns judged per "
+        "validation turn for ``max_false_write`` (the gate's "
+        "max_judged).",
+    )
     layers: int = Field(6, ge=1, le=6, description="Transformer layers kept (of 6).")
     freeze_embeddings: bool = Field(True, description="Keep the token embeddings frozen.")
     max_tokens: int = Field(160, ge=32, le=512, description="Pair length after truncation.")
     cross_slot_negatives: float = Field(
-        0.8, ge=0, le=2, description="Extra keep_both pairs per corpus pair, across slots.")
+        0.8, ge=0, le=2, description="Extra keep_both pairs per corpus pair, across slots."
+    )
     context_share: float = Field(
-        0.4, ge=0, le=1, description="Share of corpus pairs whose old and/or new text is "
+        0.4,
+        ge=0,
+        le=1,
+        description="Share of corpus pairs whose old and/or new text is "
         "wrapped in other talk (a conversation sentence or another slot's fact) before or "
-        "after it, as facts arrive inside longer turns; the label is kept.")
+        "after it, as facts arrive inside longer turns; the label is kept.",
+    )
     val_slots: int = Field(2, ge=0, description="Slots per batch kept out for validation.")
     dialog_pairs_per_turn: int = Field(
-        2, ge=0, le=8, description="keep_both pairs per conversation turn: the turn against "
-        "its nearest earlier turns of the same speaker (MiniLM cosine).")
-    val_dialogs: int = Field(2, ge=0, description="Conversations per batch kept out for "
-                             "validation.")
+        2,
+        ge=0,
+        le=8,
+        description="keep_both pairs per conversation turn: the turn against "
+        "its nearest earlier turns of the same speaker (MiniLM cosine).",
+    )
+    val_dialogs: int = Field(
+        2, ge=0, description="Conversations per batch kept out for validation."
+    )
     threads: int = Field(2, ge=1, description="torch threads.")
     corpus: str | None = Field(
-        None, description="Corpus folder with pairs/ and questions/ (default training/corpus).")
+        None, description="Corpus folder with pairs/ and questions/ (default training/corpus)."
+    )
     out_path: str | None = Field(
-        None, description="Output .onnx (default: the packaged state_judge.onnx).")
-    limit: int | None = Field(None, ge=1, description="Use at most this many corpus lines "
-                              "(smoke tests).")
+        None, description="Output .onnx (default: the packaged state_judge.onnx)."
+    )
+    limit: int | None = Field(
+        None, ge=1, description="Use at most this many corpus lines (smoke tests)."
+    )
 
 
 class JudgeTrainReport(BaseModel):
@@ -130,10 +156,13 @@ class JudgeTrainReport(BaseModel):
     val_slot_names: list[str]
     epochs_run: int
     best_epoch: int
-    val: dict[str, Any] = Field(description="Pair metrics of the shipped int8 model on the "
-                                "unseen-slot split, at the chosen link threshold.")
-    val_views: dict[str, Any] = Field(description="View accuracy of the shipped model on the "
-                                      "split's questions.")
+    val: dict[str, Any] = Field(
+        description="Pair metrics of the shipped int8 model on the "
+        "unseen-slot split, at the chosen link threshold."
+    )
+    val_views: dict[str, Any] = Field(
+        description="View accuracy of the shipped model on the split's questions."
+    )
     link_threshold: float = Field(description="The chosen link threshold.")
     history: list[dict[str, Any]] = Field(description="Per epoch: loss and fp32 validation.")
 
@@ -146,8 +175,9 @@ def _groups(action: str) -> str:
     return action
 
 
-def split_by_slot(lines: Sequence[CorpusLine], per_batch: int,
-                  seed: int) -> tuple[list[CorpusLine], list[CorpusLine]]:
+def split_by_slot(
+    lines: Sequence[CorpusLine], per_batch: int, seed: int
+) -> tuple[list[CorpusLine], list[CorpusLine]]:
     """(train, val): ``per_batch`` slots of every batch go to val, drawn by seed."""
     rng = random.Random(f"split-{seed}")
     by_batch: dict[str, list[str]] = {}
@@ -159,8 +189,7 @@ def split_by_slot(lines: Sequence[CorpusLine], per_batch: int,
     for batch in sorted(by_batch):
         slots = sorted(by_batch[batch])
         held.update(rng.sample(slots, min(per_batch, max(len(slots) - 1, 0))))
-    return ([ln for ln in lines if ln.slot not in held],
-            [ln for ln in lines if ln.slot in held])
+    return ([ln for ln in lines if ln.slot not in held], [ln for ln in lines if ln.slot in held])
 
 
 def _any_text(line: CorpusLine, rng: random.Random) -> str:
@@ -198,18 +227,29 @@ def _cross_slot(lines: Sequence[CorpusLine], n: int, rng: random.Random) -> list
         b = rng.choice(pool)
         if b.slot == a.slot:
             continue
-        out.append(LabelledPair(_any_text(a, rng), _any_text(b, rng), "keep_both", "none",
-                                slot=a.slot,
-                                line_id=f"{a.id}+{b.id}", kind="negative",
-                                subtype="cross_slot", indirect=False, style=a.style))
+        out.append(
+            LabelledPair(
+                _any_text(a, rng),
+                _any_text(b, rng),
+                "keep_both",
+                "none",
+                slot=a.slot,
+                line_id=f"{a.id}+{b.id}",
+                kind="negative",
+                subtype="cross_slot",
+                indirect=False,
+                style=a.style,
+            )
+        )
     return out
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
-def _context_pool(lines: Sequence[CorpusLine], dialogs: Sequence[DialogLine]
-                  ) -> list[tuple[str | None, str]]:
+def _context_pool(
+    lines: Sequence[CorpusLine], dialogs: Sequence[DialogLine]
+) -> list[tuple[str | None, str]]:
     """Other talk to wrap facts in: (slot or None, text).
 
     Runs of one or two sentences of conversation turns (small talk, questions back,
@@ -221,7 +261,7 @@ def _context_pool(lines: Sequence[CorpusLine], dialogs: Sequence[DialogLine]
         for turn in d.turns:
             sents = [s for s in _SENTENCE_END.split(turn.text.strip()) if s]
             for i in range(len(sents)):
-                run = " ".join(sents[i:i + 1 + (i % 2)])
+                run = " ".join(sents[i : i + 1 + (i % 2)])
                 if 3 <= len(run.split()) <= 40:
                     pool.append((None, run))
     pool += [(ln.slot, ln.old) for ln in lines if ln.kind != "negative"]
@@ -236,9 +276,12 @@ def _wrap(text: str, other: str, rng: random.Random) -> str:
     return other + (joint if other[-1:] not in ".!?" else " ") + text
 
 
-def _with_context(pairs: Sequence[LabelledPair], share: float,
-                  pool: Sequence[tuple[str | None, str]],
-                  rng: random.Random) -> list[LabelledPair]:
+def _with_context(
+    pairs: Sequence[LabelledPair],
+    share: float,
+    pool: Sequence[tuple[str | None, str]],
+    rng: random.Random,
+) -> list[LabelledPair]:
     """Wrap ``share`` of the corpus pairs' texts in other talk, keeping their labels.
 
     The side is drawn (old, new or both; a duplicate's new text stays bare, since a
@@ -252,8 +295,7 @@ def _with_context(pairs: Sequence[LabelledPair], share: float,
         if p.subtype == "dialog" or rng.random() >= share:
             out.append(p)
             continue
-        sides = ("old",) if p.action == "noop" else rng.choice(
-            (("old",), ("new",), ("old", "new")))
+        sides = ("old",) if p.action == "noop" else rng.choice((("old",), ("new",), ("old", "new")))
         texts = {"old": p.old, "new": p.new}
         used = {p.slot}
         for side in sides:
@@ -281,18 +323,29 @@ def _encode_pairs(pairs: Sequence[LabelledPair], max_tokens: int) -> _Encoded:
     from langchain_atma.state_model import load_tokenizer, prepare_text
 
     encs = load_tokenizer(max_tokens).encode_batch(
-        [(prepare_text(p.old), prepare_text(p.new)) for p in pairs])
-    return _Encoded("pair", [e.ids for e in encs], [e.type_ids for e in encs], [
-        np.array([ACTIONS.index(p.action) for p in pairs], dtype=np.int64),
-        np.array([CONFLICT_TYPES.index(p.type) for p in pairs], dtype=np.int64)])
+        [(prepare_text(p.old), prepare_text(p.new)) for p in pairs]
+    )
+    return _Encoded(
+        "pair",
+        [e.ids for e in encs],
+        [e.type_ids for e in encs],
+        [
+            np.array([ACTIONS.index(p.action) for p in pairs], dtype=np.int64),
+            np.array([CONFLICT_TYPES.index(p.type) for p in pairs], dtype=np.int64),
+        ],
+    )
 
 
 def _encode_questions(qs: Sequence[QuestionLine], max_tokens: int) -> _Encoded:
     from langchain_atma.state_model import load_tokenizer, prepare_text
 
     encs = load_tokenizer(max_tokens).encode_batch([prepare_text(q.question) for q in qs])
-    return _Encoded("question", [e.ids for e in encs], [e.type_ids for e in encs],
-                    [np.array([VIEWS.index(q.view) for q in qs], dtype=np.int64)])
+    return _Encoded(
+        "question",
+        [e.ids for e in encs],
+        [e.type_ids for e in encs],
+        [np.array([VIEWS.index(q.view) for q in qs], dtype=np.int64)],
+    )
 
 
 def _batches(enc: _Encoded, size: int, rng: random.Random | None) -> list[list[int]]:
@@ -300,12 +353,12 @@ def _batches(enc: _Encoded, size: int, rng: random.Random | None) -> list[list[i
     order = list(range(len(enc.ids)))
     if rng is None:
         order.sort(key=lambda i: len(enc.ids[i]))
-        return [order[i:i + size] for i in range(0, len(order), size)]
+        return [order[i : i + size] for i in range(0, len(order), size)]
     rng.shuffle(order)
     out: list[list[int]] = []
     for start in range(0, len(order), size * 50):
-        chunk = sorted(order[start:start + size * 50], key=lambda i: len(enc.ids[i]))
-        out += [chunk[i:i + size] for i in range(0, len(chunk), size)]
+        chunk = sorted(order[start : start + size * 50], key=lambda i: len(enc.ids[i]))
+        out += [chunk[i : i + size] for i in range(0, len(chunk), size)]
     return out
 
 
@@ -334,7 +387,7 @@ def _build_model(cfg: JudgeTrainConfig) -> Any:
         def __init__(self) -> None:
             super().__init__()
             self.bert = AutoModel.from_pretrained(str(encoder_dir()))
-            self.bert.encoder.layer = self.bert.encoder.layer[:cfg.layers]
+            self.bert.encoder.layer = self.bert.encoder.layer[: cfg.layers]
             self.bert.config.num_hidden_layers = cfg.layers
             self.bert.pooler = None
             hidden = self.bert.config.hidden_size
@@ -343,10 +396,12 @@ def _build_model(cfg: JudgeTrainConfig) -> Any:
             self.ctype = torch.nn.Linear(hidden, len(CONFLICT_TYPES))
             self.view = torch.nn.Linear(hidden, len(VIEWS))
 
-        def forward(self, input_ids: Any, attention_mask: Any,
-                    token_type_ids: Any) -> tuple[Any, Any, Any]:
-            h = self.bert(input_ids=input_ids, attention_mask=attention_mask,
-                          token_type_ids=token_type_ids).last_hidden_state[:, 0]
+        def forward(
+            self, input_ids: Any, attention_mask: Any, token_type_ids: Any
+        ) -> tuple[Any, Any, Any]:
+            h = self.bert(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state[:, 0]
             h = self.drop(h)
             return self.action(h), self.ctype(h), self.view(h)
 
@@ -365,8 +420,9 @@ def _decide(pa: np.ndarray, threshold: float) -> np.ndarray:
     return pred
 
 
-def _pair_metrics(pa: np.ndarray, pt: np.ndarray, pairs: Sequence[LabelledPair],
-                  threshold: float) -> dict[str, Any]:
+def _pair_metrics(
+    pa: np.ndarray, pt: np.ndarray, pairs: Sequence[LabelledPair], threshold: float
+) -> dict[str, Any]:
     pred = _decide(pa, threshold)
     gold = np.array([ACTIONS.index(p.action) for p in pairs])
     group_ok = [_groups(ACTIONS[a]) == _groups(p.action) for a, p in zip(pred, pairs, strict=True)]
@@ -375,16 +431,24 @@ def _pair_metrics(pa: np.ndarray, pt: np.ndarray, pairs: Sequence[LabelledPair],
         key = p.kind if p.kind != "negative" else f"negative.{p.subtype}"
         by_kind.setdefault(key, []).append(ok)
         if p.kind in ("change", "transition"):
-            by_kind.setdefault("change.indirect" if p.indirect else "change.direct",
-                               []).append(ok)
-    neg = [ACTIONS[a] != "keep_both" for a, p in zip(pred, pairs, strict=True)
-           if p.action == "keep_both"]
+            by_kind.setdefault("change.indirect" if p.indirect else "change.direct", []).append(ok)
+    neg = [
+        ACTIONS[a] != "keep_both"
+        for a, p in zip(pred, pairs, strict=True)
+        if p.action == "keep_both"
+    ]
     return {
         "pairs": len(pairs),
         "action_acc": round(float((pred == gold).mean()), 4),
         "group_acc": round(float(np.mean(group_ok)), 4),
-        "type_acc": round(float(np.mean([CONFLICT_TYPES[t] == p.type
-                                         for t, p in zip(pt.argmax(1), pairs, strict=True)])), 4),
+        "type_acc": round(
+            float(
+                np.mean(
+                    [CONFLICT_TYPES[t] == p.type for t, p in zip(pt.argmax(1), pairs, strict=True)]
+                )
+            ),
+            4,
+        ),
         "false_link_rate": round(float(np.mean(neg)), 4) if neg else None,
         "group_acc_by_kind": {k: round(float(np.mean(v)), 4) for k, v in sorted(by_kind.items())},
     }
@@ -396,9 +460,11 @@ def _view_metrics(pv: np.ndarray, qs: Sequence[QuestionLine]) -> dict[str, Any]:
     for p, q in zip(pred, qs, strict=True):
         by.setdefault(q.view, []).append(p == q.view)
     right = [p == q.view for p, q in zip(pred, qs, strict=True)]
-    return {"questions": len(qs),
-            "view_acc": round(float(np.mean(right)), 4) if qs else None,
-            "view_acc_by_view": {k: round(float(np.mean(v)), 4) for k, v in sorted(by.items())}}
+    return {
+        "questions": len(qs),
+        "view_acc": round(float(np.mean(right)), 4) if qs else None,
+        "view_acc_by_view": {k: round(float(np.mean(v)), 4) for k, v in sorted(by.items())},
+    }
 
 
 def _write_group(line_id: str) -> str:
@@ -416,8 +482,12 @@ def _false_write_rate(pa: np.ndarray, groups: Sequence[str], threshold: float) -
     return sum(linked.values()) / len(linked) if linked else 0.0
 
 
-def _threshold(pa: np.ndarray, pairs: Sequence[LabelledPair], max_false: float,
-               writes: tuple[np.ndarray, Sequence[str], float] | None = None) -> float:
+def _threshold(
+    pa: np.ndarray,
+    pairs: Sequence[LabelledPair],
+    max_false: float,
+    writes: tuple[np.ndarray, Sequence[str], float] | None = None,
+) -> float:
     """Smallest threshold on a 0.05 grid with false links at most ``max_false``.
 
     ``writes`` (probabilities, write group per pair, most false writes) adds the
@@ -440,8 +510,10 @@ def _predict(model: Any, enc: _Encoded, head: int, batch: int = 64) -> list[np.n
 
     model.eval()
     heads = (0, 1) if head == 0 else (2,)
-    out = [np.zeros((len(enc.ids), n), dtype=np.float32)
-           for n in ([len(ACTIONS), len(CONFLICT_TYPES)] if head == 0 else [len(VIEWS)])]
+    out = [
+        np.zeros((len(enc.ids), n), dtype=np.float32)
+        for n in ([len(ACTIONS), len(CONFLICT_TYPES)] if head == 0 else [len(VIEWS)])
+    ]
     with torch.no_grad():
         for idx in _batches(enc, batch, None):
             logits = model(*_tensors(enc, idx))
@@ -473,13 +545,18 @@ def _export(model: Any, path: Path) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         fp32 = Path(tmp) / "fp32.onnx"
         torch.onnx.export(
-            model, (ids, torch.ones_like(ids), torch.zeros_like(ids)), str(fp32),
+            model,
+            (ids, torch.ones_like(ids), torch.zeros_like(ids)),
+            str(fp32),
             input_names=["input_ids", "attention_mask", "token_type_ids"],
             output_names=outputs,
-            dynamic_axes={n: {0: "batch", 1: "seq"} for n in
-                          ("input_ids", "attention_mask", "token_type_ids")}
+            dynamic_axes={
+                n: {0: "batch", 1: "seq"} for n in ("input_ids", "attention_mask", "token_type_ids")
+            }
             | {n: {0: "batch"} for n in outputs},
-            opset_version=17, dynamo=False)
+            opset_version=17,
+            dynamo=False,
+        )
         quantize_dynamic(str(fp32), str(path), weight_type=QuantType.QInt8)
 
 
@@ -493,8 +570,9 @@ class _Corpus:
 
 def _load_corpus(cfg: JudgeTrainConfig) -> _Corpus:
     root = Path(cfg.corpus) if cfg.corpus else CORPUS_DIR
-    files = [f for sub in ("pairs", "questions", "dialogs")
-             for f in sorted((root / sub).glob("*.jsonl"))]
+    files = [
+        f for sub in ("pairs", "questions", "dialogs") for f in sorted((root / sub).glob("*.jsonl"))
+    ]
     lines = load_lines([f for f in files if f.parent.name == "pairs"])
     questions = load_questions([f for f in files if f.parent.name == "questions"])
     dialogs = load_dialogs([f for f in files if f.parent.name == "dialogs"])
@@ -504,8 +582,9 @@ def _load_corpus(cfg: JudgeTrainConfig) -> _Corpus:
     return _Corpus(files, lines, questions, dialogs)
 
 
-def split_dialogs(dialogs: Sequence[DialogLine], per_batch: int,
-                  seed: int) -> tuple[list[DialogLine], list[DialogLine]]:
+def split_dialogs(
+    dialogs: Sequence[DialogLine], per_batch: int, seed: int
+) -> tuple[list[DialogLine], list[DialogLine]]:
     """(train, val): ``per_batch`` conversations of every batch go to val, drawn by seed."""
     rng = random.Random(f"dialogs-{seed}")
     held: set[str] = set()
@@ -521,8 +600,9 @@ def _dialog_negatives(dialogs: Sequence[DialogLine], per_turn: int) -> list[Labe
         return []
     from langchain_atma.embeddings import default_embeddings, unit_vectors_by_text
 
-    vec = unit_vectors_by_text(default_embeddings(),
-                               sorted({t.text for d in dialogs for t in d.turns}))
+    vec = unit_vectors_by_text(
+        default_embeddings(), sorted({t.text for d in dialogs for t in d.turns})
+    )
     out: list[LabelledPair] = []
     for d in dialogs:
         mat = np.stack([vec[t.text] for t in d.turns])
@@ -535,8 +615,9 @@ def _dialog_negatives(dialogs: Sequence[DialogLine], per_turn: int) -> list[Labe
     return out
 
 
-def _step_order(encs: Sequence[_Encoded], size: int,
-                rng: random.Random) -> list[tuple[_Encoded, list[int]]]:
+def _step_order(
+    encs: Sequence[_Encoded], size: int, rng: random.Random
+) -> list[tuple[_Encoded, list[int]]]:
     order = [(enc, idx) for enc in encs if enc.ids for idx in _batches(enc, size, rng)]
     rng.shuffle(order)
     return order
@@ -568,12 +649,16 @@ def train_judge(cfg: JudgeTrainConfig, *, progress: bool = True) -> JudgeTrainRe
     train = [p for ln in train_lines for p in expand(ln)]
     train += _cross_slot(train_lines, int(len(train) * cfg.cross_slot_negatives), rng)
     val = [p for ln in val_lines for p in expand(ln)]
-    val += _cross_slot(val_lines, int(len(val) * cfg.cross_slot_negatives), rng) \
-        if val_lines else []
-    train = _with_context(train, cfg.context_share,
-                          _context_pool(train_lines, train_dialogs), rng)
-    val = _with_context(val, cfg.context_share, _context_pool(val_lines, val_dialogs),
-                        random.Random(f"judge-val-{cfg.seed}"))
+    val += (
+        _cross_slot(val_lines, int(len(val) * cfg.cross_slot_negatives), rng) if val_lines else []
+    )
+    train = _with_context(train, cfg.context_share, _context_pool(train_lines, train_dialogs), rng)
+    val = _with_context(
+        val,
+        cfg.context_share,
+        _context_pool(val_lines, val_dialogs),
+        random.Random(f"judge-val-{cfg.seed}"),
+    )
     train += _dialog_negatives(train_dialogs, cfg.dialog_pairs_per_turn)
     val += _dialog_negatives(val_dialogs, cfg.dialog_pairs_per_turn)
     q_train = [q for q in questions if q.slot not in val_slots]
@@ -590,7 +675,8 @@ def train_judge(cfg: JudgeTrainConfig, *, progress: bool = True) -> JudgeTrainRe
     steps = cfg.epochs * per_epoch
     warm = max(1, int(steps * cfg.warmup))
     sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min((s + 1) / warm, max(0.0, (steps - s) / max(1, steps - warm))))
+        opt, lambda s: min((s + 1) / warm, max(0.0, (steps - s) / max(1, steps - warm)))
+    )
     ce = torch.nn.CrossEntropyLoss(label_smoothing=cfg.label_smoothing)
     history: list[dict[str, Any]] = []
     best: tuple[float, int, dict[str, Any]] | None = None
@@ -599,13 +685,18 @@ def train_judge(cfg: JudgeTrainConfig, *, progress: bool = True) -> JudgeTrainRe
         for epoch in range(1, cfg.epochs + 1):
             model.train()
             total = 0.0
-            bar = tqdm(_step_order([enc_train, encq_train], cfg.batch_size, rng),
-                       desc=f"epoch {epoch}/{cfg.epochs}", disable=not progress, unit="batch")
+            bar = tqdm(
+                _step_order([enc_train, encq_train], cfg.batch_size, rng),
+                desc=f"epoch {epoch}/{cfg.epochs}",
+                disable=not progress,
+                unit="batch",
+            )
             for enc, idx in bar:
                 a, t, v = model(*_tensors(enc, idx))
                 if enc.kind == "pair":
-                    loss = ce(a, torch.from_numpy(enc.labels[0][idx])) + \
-                        cfg.type_weight * ce(t, torch.from_numpy(enc.labels[1][idx]))
+                    loss = ce(a, torch.from_numpy(enc.labels[0][idx])) + cfg.type_weight * ce(
+                        t, torch.from_numpy(enc.labels[1][idx])
+                    )
                 else:
                     loss = cfg.view_weight * ce(v, torch.from_numpy(enc.labels[0][idx]))
                 loss.backward()
@@ -615,8 +706,10 @@ def train_judge(cfg: JudgeTrainConfig, *, progress: bool = True) -> JudgeTrainRe
                 opt.zero_grad()
                 total += float(loss.detach()) * len(idx)
                 bar.set_postfix(loss=f"{float(loss.detach()):.3f}")
-            row: dict[str, Any] = {"epoch": epoch,
-                                   "train_loss": round(total / (len(train) + len(q_train)), 4)}
+            row: dict[str, Any] = {
+                "epoch": epoch,
+                "train_loss": round(total / (len(train) + len(q_train)), 4),
+            }
             if val:
                 pa, pt = _predict(model, enc_val, 0)
                 row["val"] = _pair_metrics(pa, pt, val, 0.0)
@@ -637,15 +730,19 @@ def train_judge(cfg: JudgeTrainConfig, *, progress: bool = True) -> JudgeTrainRe
             "format_version": CARD_FORMAT_VERSION,
             "model_file": out.name,
             "model_sha256": _sha256(tmp_out),
-            "actions": list(ACTIONS), "conflict_types": list(CONFLICT_TYPES),
+            "actions": list(ACTIONS),
+            "conflict_types": list(CONFLICT_TYPES),
             "views": list(VIEWS),
             "input": input_rule(cfg.max_tokens),
             "tokenizer_sha256": tokenizer_hash(),
             "corpus_sha256": _corpus_hash(files),
-            "corpus_lines": len(lines), "corpus_questions": len(questions),
+            "corpus_lines": len(lines),
+            "corpus_questions": len(questions),
             "corpus_dialogs": len(data.dialogs),
-            "train_pairs": len(train), "val_pairs": len(val),
-            "train_questions": len(q_train), "val_questions": len(q_val),
+            "train_pairs": len(train),
+            "val_pairs": len(val),
+            "train_questions": len(q_train),
+            "val_questions": len(q_val),
             "val_slots": sorted(val_slots),
             "val_dialogs": sorted(d.id for d in val_dialogs),
             "config": cfg.model_dump(exclude={"out_path", "corpus"}),
@@ -661,23 +758,39 @@ def train_judge(cfg: JudgeTrainConfig, *, progress: bool = True) -> JudgeTrainRe
             wpa = shipped.pair_probabilities([(p.old, p.new) for p in wpairs])[0]
             wgroups = [_write_group(p.line_id) for p in wpairs]
             card["link_threshold"] = _threshold(
-                pa8, val, cfg.max_false_link,
-                (wpa, wgroups, cfg.max_false_write) if wpairs else None)
+                pa8,
+                val,
+                cfg.max_false_link,
+                (wpa, wgroups, cfg.max_false_write) if wpairs else None,
+            )
             card["val_int8"] = _pair_metrics(pa8, pt8, val, card["link_threshold"])
             card["val_int8_writes"] = {
-                "turns": len(set(wgroups)), "pairs": len(wpairs),
-                "false_write_rate": round(_false_write_rate(
-                    wpa, wgroups, card["link_threshold"]), 4) if wpairs else None}
+                "turns": len(set(wgroups)),
+                "pairs": len(wpairs),
+                "false_write_rate": round(
+                    _false_write_rate(wpa, wgroups, card["link_threshold"]), 4
+                )
+                if wpairs
+                else None,
+            }
         if q_val:
             card["val_int8_views"] = _view_metrics(
-                shipped.view_probabilities([q.question for q in q_val]), q_val)
+                shipped.view_probabilities([q.question for q in q_val]), q_val
+            )
         shutil.copyfile(tmp_out, out)
     cpath = card_path(out)
     cpath.write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
     return JudgeTrainReport(
-        output_file=str(out), card_file=str(cpath),
-        seconds=round(time.perf_counter() - t_start, 1), train_pairs=len(train),
-        val_pairs=len(val), val_slot_names=card["val_slots"], epochs_run=cfg.epochs,
-        best_epoch=card["best_epoch"], val=card.get("val_int8", {}),
+        output_file=str(out),
+        card_file=str(cpath),
+        seconds=round(time.perf_counter() - t_start, 1),
+        train_pairs=len(train),
+        val_pairs=len(val),
+        val_slot_names=card["val_slots"],
+        epochs_run=cfg.epochs,
+        best_epoch=card["best_epoch"],
+        val=card.get("val_int8", {}),
         val_views=card.get("val_int8_views", {}),
-        link_threshold=card["link_threshold"], history=history)
+        link_threshold=card["link_threshold"],
+        history=history,
+    )

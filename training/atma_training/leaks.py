@@ -67,7 +67,7 @@ def shingles(text: str, n: int = SHINGLE_WORDS) -> Iterator[str]:
     """Every run of ``n`` words of ``text`` (lower-cased, letters, digits, apostrophes)."""
     words = _WORD.findall(text.lower())
     for i in range(len(words) - n + 1):
-        yield " ".join(words[i:i + n])
+        yield " ".join(words[i : i + n])
 
 
 def phrases(text: str, n: int = PHRASE_WORDS) -> Iterator[str]:
@@ -215,13 +215,16 @@ class Leak:
     source: str
 
 
-def find_leaks(text: str, src: EvalSources, path: str = "", *, names: bool = True,
-               limit: int = 50) -> list[Leak]:
+def find_leaks(
+    text: str, src: EvalSources, path: str = "", *, names: bool = True, limit: int = 50
+) -> list[Leak]:
     """The shared word runs, held-out phrases and banned names in ``text`` (at most ``limit``)."""
     out: list[Leak] = []
     seen: set[str] = set()
-    for kind, grams, table in (("shingle", shingles(text), src.shingles),
-                               ("phrase", phrases(text), src.phrases)):
+    for kind, grams, table in (
+        ("shingle", shingles(text), src.shingles),
+        ("phrase", phrases(text), src.phrases),
+    ):
         for s in grams:
             if s in table and s not in seen:
                 seen.add(s)

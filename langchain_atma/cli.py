@@ -86,6 +86,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
+    _add_bank_commands(sub)
+    _add_model_commands(sub)
+    _add_bench_commands(sub)
+    return parser
+
+
+def _add_bank_commands(sub: Any) -> None:
+    """The bank commands: demo, ingest, ask, inspect, verify, migrate."""
     p = sub.add_parser(
         "demo",
         help="replay a built-in conversation offline and show the bank",
@@ -146,6 +154,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_bank_args(p, namespace=False)
 
+
+def _add_model_commands(sub: Any) -> None:
+    """The model and file commands: judge train, ltp build / validate."""
     p = sub.add_parser("judge", help="the learned state-change judge")
     jsub = p.add_subparsers(dest="judge_command", metavar="SUBCOMMAND", required=True)
     t = jsub.add_parser(
@@ -170,6 +181,9 @@ def build_parser() -> argparse.ArgumentParser:
     v = lsub.add_parser("validate", help="check an LTP file's structure")
     v.add_argument("file")
 
+
+def _add_bench_commands(sub: Any) -> None:
+    """The benchmarks: bench ltp / locomo / seeds / gate / judge / perf."""
     p = sub.add_parser("bench", help="benchmarks (JSON results + markdown table)")
     bsub = p.add_subparsers(dest="bench_command", metavar="BENCHMARK", required=True)
     b = bsub.add_parser("ltp", help="run methods over an LTP-format file")
@@ -265,7 +279,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="queries of the memory-growth check (0 skips it)",
     )
     b.add_argument("--plot", help="also write a PNG plot here")
-    return parser
 
 
 # ----------------------------------------------------------------------------- handlers

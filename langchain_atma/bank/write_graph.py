@@ -322,6 +322,109 @@ def _ms(t0: float) -> float:
 # ======================================================================= nodes
 
 
+_Judged = tuple[Verdict, CommitDecision, MemoryRecord]
+
+
+def _by_support(t: _Judged) -> tuple[float, float, str]:
+    """Order of verdicts: most confident first, then the newest target, then its id."""
+    return (-t[0].confidence, -t[2].time.timestamp(), t[2].id)
+
+
+def _ranked_verdicts(
+    state: WriteState, by_id: dict[str, MemoryRecord]
+) -> tuple[list[_Judged], list[_Judged]]:
+    """Valid verdicts on live candidates, and supersessions of records already history.
+
+    Verdicts on ids outside the candidate set, invalid ones and ``keep_both`` are
+    dropped; both lists are in :func:`_by_support` order.
+    """
+    rec = state["record"]
+    ranked: list[_Judged] = []
+    history: list[_Judged] = []
+    for item in state.get("verdicts", []):
+        v: Verdict = item["verdict"]
+        cand = by_id.get(item["target_id"])
+        if cand is None:
+            continue  # outside the candidate set: dropped
+        try:
+            d = verdict_to_decision(v, cand, rec)
+        except InvalidVerdictError:
+            continue
+        if d is None:
+            continue
+        if cand.status in LIVE_STATUSES:
+            ranked.append((v, d, cand))
+        elif d.action is CommitAction.SUPERSEDE:
+            history.append((v, d, cand))  # an older state: link it, status unchanged
+    return sorted(ranked, key=_by_support), sorted(history, key=_by_support)
+
+
+def _chain_targets(ranked: list[_Judged]) -> list[_Judged]:
+    """The records whose state this write ends: one per slot, plus the same entity's.
+
+    The best-supported target of each slot is kept, with earlier records of the same
+    entity it also supersedes; when supersessions and transitions mix, only the best
+    one stays. The result follows the order of ``ranked``.
+    """
+    chains: dict[str, list[_Judged]] = {}
+    for t in ranked:
+        if t[1].action not in _CHAIN_ACTIONS:
+            continue
+        key = (t[0].slot or "").lower()
+        group = chains.get(key)
+        if group is None:
+            chains[key] = [t]  # the best-supported target of this slot
+        elif (
+            t[1].action is CommitAction.SUPERSEDE
+            and group[0][1].action is CommitAction.SUPERSEDE
+            and set(t[0].entities) & set(group[0][0].entities)
+        ):
+            group.append(t)  # an earlier record of the same entity: same history
+    kept = [t for group in chains.values() for t in group]
+    if len({t[1].action for t in kept}) > 1:  # supersede and transition: best one only
+        kept = kept[:1]
+    return kept
+
+
+def _side_links(ranked: list[_Judged], used: set[str]) -> list[CommitDecision]:
+    """Coexistence and scoped exceptions, at most ``MAX_SIDE_LINKS``; marks them used."""
+    out: list[CommitDecision] = []
+    for _v, d, _c in ranked:
+        if (
+            d.action in (CommitAction.COEXIST, CommitAction.SCOPED_EXCEPTION)
+            and d.target_id not in used
+            and len(out) < MAX_SIDE_LINKS
+        ):
+            out.append(d)
+            used.add(d.target_id)
+    return out
+
+
+def _transition_closure(kept: list[_Judged], used: set[str]) -> list[CommitDecision]:
+    """Superseding a transition record also supersedes the state it evolved from.
+
+    So the old and the new state are directly linked; marks the added targets used.
+    """
+    extra: list[CommitDecision] = []
+    for _v, d, cand in kept:
+        if (
+            d.action is CommitAction.SUPERSEDE
+            and cand.status is RecordStatus.TRANSITION
+            and not cand.targets(LinkType.EVOLVES_TO)
+        ):
+            for src in cand.targets(LinkType.EVOLVES_FROM):
+                if src not in used:
+                    extra.append(
+                        CommitDecision(
+                            action=CommitAction.SUPERSEDE,
+                            target_id=src,
+                            reason="state the transition evolved from",
+                        )
+                    )
+                    used.add(src)
+    return extra
+
+
 class WriteNodes:
     """The node functions shared by the graph and the batch ingest loop.
 
@@ -585,83 +688,21 @@ class WriteNodes:
         """
         rec = state["record"]
         by_id = {c.id: c for c in state.get("candidates", [])}
-        ranked: list[tuple[Verdict, CommitDecision, MemoryRecord]] = []
-        history: list[tuple[Verdict, CommitDecision, MemoryRecord]] = []
-        for item in state.get("verdicts", []):
-            v: Verdict = item["verdict"]
-            cand = by_id.get(item["target_id"])
-            if cand is None:
-                continue  # outside the candidate set: dropped
-            try:
-                d = verdict_to_decision(v, cand, rec)
-            except InvalidVerdictError:
-                continue
-            if d is None:
-                continue
-            if cand.status in LIVE_STATUSES:
-                ranked.append((v, d, cand))
-            elif d.action is CommitAction.SUPERSEDE:
-                history.append((v, d, cand))  # an older state: link it, status unchanged
+        ranked, history = _ranked_verdicts(state, by_id)
         verdict_by = {d.target_id: v for v, d, _ in ranked}
-        history.sort(key=lambda t: (-t[0].confidence, -t[2].time.timestamp(), t[2].id))
         if not ranked:
             # this write replaces no live record: the best-supported verdict that it
             # replaces a record that is already history is kept (one link, no status
             # change, no slot): an earlier write may have superseded that record first
             return [d for _v, d, _c in history[:1]], verdict_by, None
-        ranked.sort(key=lambda t: (-t[0].confidence, -t[2].time.timestamp(), t[2].id))
         dups = [t for t in ranked if t[1].action is CommitAction.DUPLICATE]
         if dups:
             return [dups[0][1]], verdict_by, dups[0][0].slot
-        chains: dict[str, list[tuple[Verdict, CommitDecision, MemoryRecord]]] = {}
-        for t in ranked:
-            if t[1].action not in _CHAIN_ACTIONS:
-                continue
-            key = (t[0].slot or "").lower()
-            group = chains.get(key)
-            if group is None:
-                chains[key] = [t]  # the best-supported target of this slot
-            elif (
-                t[1].action is CommitAction.SUPERSEDE
-                and group[0][1].action is CommitAction.SUPERSEDE
-                and set(t[0].entities) & set(group[0][0].entities)
-            ):
-                group.append(t)  # an earlier record of the same entity: same history
-        kept = [t for group in chains.values() for t in group]
-        if len({t[1].action for t in kept}) > 1:  # supersede and transition: best one only
-            kept = kept[:1]  # ``kept`` follows the confidence order of ``ranked``
+        kept = _chain_targets(ranked)
         decisions = [t[1] for t in kept]
         used = {d.target_id for d in decisions}
-        side = 0
-        for t in ranked:
-            if (
-                t[1].action in (CommitAction.COEXIST, CommitAction.SCOPED_EXCEPTION)
-                and t[1].target_id not in used
-                and side < MAX_SIDE_LINKS
-            ):
-                decisions.append(t[1])
-                used.add(t[1].target_id)
-                side += 1
-        # transition closure: superseding a transition record also supersedes the state
-        # it evolved from, so the old and the new state are directly linked
-        extra = []
-        for t in kept:
-            if (
-                t[1].action is CommitAction.SUPERSEDE
-                and t[2].status is RecordStatus.TRANSITION
-                and not t[2].targets(LinkType.EVOLVES_TO)
-            ):
-                for src in t[2].targets(LinkType.EVOLVES_FROM):
-                    if src not in used:
-                        extra.append(
-                            CommitDecision(
-                                action=CommitAction.SUPERSEDE,
-                                target_id=src,
-                                reason="state the transition evolved from",
-                            )
-                        )
-                        used.add(src)
-        decisions += extra
+        decisions += _side_links(ranked, used)
+        decisions += _transition_closure(kept, used)
         decisions += self._bridged(rec, decisions, by_id, used)
         decisions += [
             d for d in self._history([t[2] for t in kept], history) if d.target_id not in used

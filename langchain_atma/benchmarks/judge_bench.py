@@ -158,7 +158,7 @@ def _prepare(profile: LtpProfile, emb: Embeddings) -> _Profile:
     )
 
 
-def run_judge_bench(
+def run_judge_bench(  # noqa: C901, PLR0915 - to split (issue 27)
     path: str | Path,
     *,
     profiles: Sequence[str] | int | None = None,

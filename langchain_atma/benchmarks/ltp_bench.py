@@ -525,7 +525,7 @@ def _rank(rec: MemoryRecord | None, ids: list[str]) -> int | None:
 # ----------------------------------------------------------------------------- driver
 
 
-def run_ltp_bench(
+def run_ltp_bench(  # noqa: PLR0915 - to split (issue 27)
     ltp: LtpFile,
     *,
     k: int = 5,

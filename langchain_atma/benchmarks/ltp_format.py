@@ -394,67 +394,86 @@ def _validate_profile(
     if expected_units is not None and len(profile.units) != expected_units:
         count = len(profile.units)
         add(f"{where}.units: profile {pid} has {count} units, expected {expected_units}")
-    position = {e.event_id: n for n, e in enumerate(profile.events)}
-    events = {e.event_id: e for e in profile.events}
-    units = {u.unit_id: u for u in profile.units}
-
     if strict:
-        for n in range(1, len(profile.events)):
-            if profile.events[n].timestamp < profile.events[n - 1].timestamp:
-                e = profile.events[n]
-                add(
-                    f"{where}.events[{n}]: event {e.event_id} at {e.timestamp.isoformat()} is "
-                    f"earlier than the event before it (stream not chronological)"
-                )
-
+        _check_chronology(profile, where, add)
     used_by: dict[str, str] = {}
     for j, unit in enumerate(profile.units):
-        uw = f"{where}.units[{j}]"
-        refs = [
-            ("old_event_id", unit.old_event_id, EventKind.CUE_OLD),
-            ("new_event_id", unit.new_event_id, EventKind.CUE_NEW),
-        ]
-        if unit.transition_event_id is not None:
-            refs.append(("transition_event_id", unit.transition_event_id, EventKind.TRANSITION))
-        for field, event_id, kind in refs:
-            used_by[event_id] = unit.unit_id
-            event = events.get(event_id)
-            if event is None:
-                add(f"{uw}.{field}: unit {unit.unit_id} references missing event {event_id!r}")
-                continue
-            if event.kind is not kind:
-                add(
-                    f"{uw}.{field}: event {event_id} has kind {event.kind.value!r}, "
-                    f"expected {kind.value!r}"
-                )
-            if event.unit_id != unit.unit_id:
-                add(
-                    f"{uw}.{field}: event {event_id} has unit_id {event.unit_id!r}, "
-                    f"expected {unit.unit_id!r}"
-                )
-            if strict and event.speaker != profile.subject:
-                add(
-                    f"{uw}.{field}: cue {event_id} is spoken by {event.speaker!r}, "
-                    f"not the subject {profile.subject!r}"
-                )
-        old = events.get(unit.old_event_id)
-        new = events.get(unit.new_event_id)
-        if old is not None and new is not None:
-            if position[old.event_id] >= position[new.event_id]:
-                add(f"{uw}: unit {unit.unit_id} old cue does not precede its new cue in the stream")
-            if strict and old.timestamp >= new.timestamp:
-                add(f"{uw}: unit {unit.unit_id} old cue is not earlier in time than its new cue")
-            tid = unit.transition_event_id
-            if strict and tid is not None and tid in events:
-                if not position[old.event_id] < position[tid] < position[new.event_id]:
-                    add(f"{uw}: unit {unit.unit_id} transition is not between its old and new cue")
-        if not _key(unit.old_value) or not _key(unit.current_value):
-            add(f"{uw}: unit {unit.unit_id} has a value with no scorable tokens")
-        elif _key(unit.old_value) == _key(unit.current_value):
+        _check_unit(profile, unit, f"{where}.units[{j}]", strict, used_by, add)
+    _check_cue_events(profile, where, strict, used_by, add)
+    _check_probes(profile, where, strict, add)
+
+
+def _check_chronology(profile: LtpProfile, where: str, add: Any) -> None:
+    for n in range(1, len(profile.events)):
+        if profile.events[n].timestamp < profile.events[n - 1].timestamp:
+            e = profile.events[n]
             add(
-                f"{uw}: unit {unit.unit_id} old and current values are the same after normalization"
+                f"{where}.events[{n}]: event {e.event_id} at {e.timestamp.isoformat()} is "
+                f"earlier than the event before it (stream not chronological)"
             )
 
+
+def _check_unit(
+    profile: LtpProfile, unit: LtpUnit, uw: str, strict: bool, used_by: dict[str, str], add: Any
+) -> None:
+    """A unit's cue references, their order in the stream, and its two values."""
+    events = {e.event_id: e for e in profile.events}
+    refs = [
+        ("old_event_id", unit.old_event_id, EventKind.CUE_OLD),
+        ("new_event_id", unit.new_event_id, EventKind.CUE_NEW),
+    ]
+    if unit.transition_event_id is not None:
+        refs.append(("transition_event_id", unit.transition_event_id, EventKind.TRANSITION))
+    for field, event_id, kind in refs:
+        used_by[event_id] = unit.unit_id
+        event = events.get(event_id)
+        if event is None:
+            add(f"{uw}.{field}: unit {unit.unit_id} references missing event {event_id!r}")
+            continue
+        if event.kind is not kind:
+            add(
+                f"{uw}.{field}: event {event_id} has kind {event.kind.value!r}, "
+                f"expected {kind.value!r}"
+            )
+        if event.unit_id != unit.unit_id:
+            add(
+                f"{uw}.{field}: event {event_id} has unit_id {event.unit_id!r}, "
+                f"expected {unit.unit_id!r}"
+            )
+        if strict and event.speaker != profile.subject:
+            add(
+                f"{uw}.{field}: cue {event_id} is spoken by {event.speaker!r}, "
+                f"not the subject {profile.subject!r}"
+            )
+    _check_cue_order(profile, unit, uw, strict, add)
+    if not _key(unit.old_value) or not _key(unit.current_value):
+        add(f"{uw}: unit {unit.unit_id} has a value with no scorable tokens")
+    elif _key(unit.old_value) == _key(unit.current_value):
+        add(f"{uw}: unit {unit.unit_id} old and current values are the same after normalization")
+
+
+def _check_cue_order(profile: LtpProfile, unit: LtpUnit, uw: str, strict: bool, add: Any) -> None:
+    position = {e.event_id: n for n, e in enumerate(profile.events)}
+    events = {e.event_id: e for e in profile.events}
+    old = events.get(unit.old_event_id)
+    new = events.get(unit.new_event_id)
+    if old is None or new is None:
+        return
+    if position[old.event_id] >= position[new.event_id]:
+        add(f"{uw}: unit {unit.unit_id} old cue does not precede its new cue in the stream")
+    if strict and old.timestamp >= new.timestamp:
+        add(f"{uw}: unit {unit.unit_id} old cue is not earlier in time than its new cue")
+    tid = unit.transition_event_id
+    if strict and tid is not None and tid in events:
+        if not position[old.event_id] < position[tid] < position[new.event_id]:
+            add(f"{uw}: unit {unit.unit_id} transition is not between its old and new cue")
+
+
+def _check_cue_events(
+    profile: LtpProfile, where: str, strict: bool, used_by: dict[str, str], add: Any
+) -> None:
+    """Every cue event names a unit of the profile that references it."""
+    units = {u.unit_id for u in profile.units}
     for n, event in enumerate(profile.events):
         ew = f"{where}.events[{n}]"
         if event.kind is EventKind.DIALOG:
@@ -472,6 +491,10 @@ def _validate_profile(
                 f"{event.unit_id}"
             )
 
+
+def _check_probes(profile: LtpProfile, where: str, strict: bool, add: Any) -> None:
+    """Each probe's unit, kind, target and alternate; one probe per view and unit."""
+    units = {u.unit_id: u for u in profile.units}
     probes_by_unit: dict[str, list[tuple[int, LtpProbe]]] = {}
     for j, probe in enumerate(profile.probes):
         pw = f"{where}.probes[{j}]"
@@ -496,7 +519,6 @@ def _validate_profile(
             )
         if strict and _leaks(probe.target, probe.question):
             add(f"{pw}: probe {probe.probe_id} question contains its target {probe.target!r}")
-
     for j, unit in enumerate(profile.units):
         got = probes_by_unit.get(unit.unit_id, [])
         views = Counter(p.view for _, p in got)

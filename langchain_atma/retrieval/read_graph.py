@@ -188,7 +188,7 @@ def _ids(rows: list[EvidenceRow], n: int = 5) -> str:
     return head + (", ..." if len(rows) > n else "")
 
 
-def create_read_graph(
+def create_read_graph(  # noqa: C901, PLR0915 - to split (issue 27)
     bank: StateBank,
     *,
     namespace: str | None = None,

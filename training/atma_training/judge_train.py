@@ -623,7 +623,7 @@ def _step_order(
     return order
 
 
-def train_judge(cfg: JudgeTrainConfig, *, progress: bool = True) -> JudgeTrainReport:
+def train_judge(cfg: JudgeTrainConfig, *, progress: bool = True) -> JudgeTrainReport:  # noqa: PLR0915 - to split (issue 27)
     """Train, select on the unseen-slot split, export int8 ONNX and its card."""
     import torch
     from tqdm import tqdm

@@ -169,52 +169,67 @@ def _bulk_load(
     base_texts: list[str],
     base_vecs: np.ndarray,
     rng: np.random.Generator,
+    chunk: int = 50_000,
 ) -> None:
     """Write records [start, stop) directly as host rows (precomputed vectors).
 
     Record ``j`` belongs to namespace ``spaces[j % len(spaces)]``; every 20th record of
-    a namespace is superseded by that namespace's next record.
+    a namespace is superseded by that namespace's next record. Rows are built
+    ``chunk`` records at a time and written one namespace per call.
     """
-    from langchain_atma.bank.bank import _record_to_row
-    from langchain_atma.records import Link, LinkType, MemoryRecord, Provenance, RecordStatus
     from langchain_atma.text import cues
 
     # the flag the write path stores (so the seed search's demotion runs as on a real bank)
     states_fact = [cues(t).statement for t in base_texts]
+    for lo in range(start, stop, chunk):
+        by_ns: dict[str, list[Any]] = {}
+        for j in range(lo, min(stop, lo + chunk)):
+            row = _bulk_row(j, spaces, stop, base_texts, base_vecs, states_fact, rng)
+            by_ns.setdefault(row.metadata["atma_ns"], []).append(row)
+        for rows in by_ns.values():  # one namespace per call: one collection each
+            for k in range(0, len(rows), 2000):
+                bank.host.upsert(rows[k : k + 2000])
+
+
+def _bulk_row(
+    j: int,
+    spaces: list[str],
+    stop: int,
+    base_texts: list[str],
+    base_vecs: np.ndarray,
+    states_fact: list[bool],
+    rng: np.random.Generator,
+) -> Any:
+    from langchain_atma.bank.bank import _record_to_row
+    from langchain_atma.records import Link, LinkType, MemoryRecord, Provenance, RecordStatus
+
     n_ns = len(spaces)
-    batch: list[Any] = []
-    for j in range(start, stop):
-        base = j % len(base_texts)
-        vec = base_vecs[base] + rng.normal(scale=0.02, size=base_vecs.shape[1])
-        vec = (vec / np.linalg.norm(vec)).astype(np.float32)
-        links: list[Link] = []
-        status = RecordStatus.ACTIVE
-        nth = j // n_ns  # position inside its namespace
-        if nth % 20 == 0 and j + n_ns < stop:  # superseded by the namespace's next record
-            status = RecordStatus.SUPERSEDED
-            links = [Link(type=LinkType.SUPERSEDED_BY, target=f"r{j + n_ns}")]
-        elif nth % 20 == 1:
-            links = [Link(type=LinkType.SUPERSEDES, target=f"r{j - n_ns}")]
-        rec = MemoryRecord(
-            id=f"r{j}",
-            namespace=spaces[j % n_ns],
-            content=f"{base_texts[base]} (#{j})",
-            time=1_600_000_000 + j,
-            status=status,
-            links=links,
-            seq=j,
-            slot=None,
-            states_fact=states_fact[base],
-            # the question names are speakers, so the speaker-aware
-            # rewrite (an extra search) runs and is timed as overhead
-            provenance=Provenance(speaker=_PEOPLE[j % len(_PEOPLE)]),
-        )
-        batch.append(_record_to_row(rec, vec.tolist(), 1))
-        if len(batch) >= 2000:
-            bank.host.upsert(batch)
-            batch = []
-    if batch:
-        bank.host.upsert(batch)
+    base = j % len(base_texts)
+    vec = base_vecs[base] + rng.normal(scale=0.02, size=base_vecs.shape[1])
+    vec = (vec / np.linalg.norm(vec)).astype(np.float32)
+    links: list[Link] = []
+    status = RecordStatus.ACTIVE
+    nth = j // n_ns  # position inside its namespace
+    if nth % 20 == 0 and j + n_ns < stop:  # superseded by the namespace's next record
+        status = RecordStatus.SUPERSEDED
+        links = [Link(type=LinkType.SUPERSEDED_BY, target=f"r{j + n_ns}")]
+    elif nth % 20 == 1:
+        links = [Link(type=LinkType.SUPERSEDES, target=f"r{j - n_ns}")]
+    rec = MemoryRecord(
+        id=f"r{j}",
+        namespace=spaces[j % n_ns],
+        content=f"{base_texts[base]} (#{j})",
+        time=1_600_000_000 + j,
+        status=status,
+        links=links,
+        seq=j,
+        slot=None,
+        states_fact=states_fact[base],
+        # the question names are speakers, so the speaker-aware
+        # rewrite (an extra search) runs and is timed as overhead
+        provenance=Provenance(speaker=_PEOPLE[j % len(_PEOPLE)]),
+    )
+    return _record_to_row(rec, vec.tolist(), 1)
 
 
 def _rss_mb() -> float:

@@ -188,7 +188,208 @@ def _ids(rows: list[EvidenceRow], n: int = 5) -> str:
     return head + (", ..." if len(rows) > n else "")
 
 
-def create_read_graph(  # noqa: C901, PLR0915 - to split (issue 27)
+class _ReadNodes:
+    """The read graph's node functions, over one bank and one configuration."""
+
+    def __init__(
+        self,
+        bank: StateBank,
+        *,
+        namespace: str | None,
+        k: int,
+        seed_k: int,
+        ctl: RetrieveController,
+        controller_mode: str,
+        qa: Any,
+        use_labels: bool,
+        prof: QueryProfiler,
+        rewrite_speaker: bool,
+        other_speaker_penalty: float | None,
+        no_fact_penalty: float | None,
+    ) -> None:
+        self.bank = bank
+        self.namespace = namespace
+        self.k = k
+        self.sk = seed_k
+        self.ctl = ctl
+        self.controller_mode = controller_mode
+        self.qa = qa
+        self.use_labels = use_labels
+        self.prof = prof
+        self.qa_takes_config = _accepts_config(qa.answer) and _accepts_config(qa.aanswer)
+        self.speakers = SpeakerDirectory(enabled=rewrite_speaker)
+        self.other_speaker_penalty = other_speaker_penalty
+        self.no_fact_penalty = no_fact_penalty
+
+    # -------------------------------------------------------------- retrieval level
+    def profile_work(
+        self, state: ReadState, config: RunnableConfig
+    ) -> tuple[dict[str, Any], str, str]:
+        question = validate_query(state.get("question"))
+        ns = state.get("namespace") or self.namespace
+        if ns is None:
+            raise NamespaceError("no namespace: pass one in the input or to create_read_graph")
+        validate_namespace(ns)
+        p = self.prof.profile(question)
+        decided = f"view={p.view.value} " + json.dumps(p.probabilities, sort_keys=True)
+        return {"namespace": ns, "profile": p}, f"question of {len(question)} chars", decided
+
+    async def profile_awork(
+        self, state: ReadState, config: RunnableConfig
+    ) -> tuple[dict[str, Any], str, str]:
+        # the first question loads the state model from disk: never on the event loop
+        return await run_in_executor(config, self.profile_work, state, config)
+
+    def seed_work(
+        self, state: ReadState, config: RunnableConfig
+    ) -> tuple[dict[str, Any], str, str]:
+        ns = state["namespace"]
+        seeds, info = speaker_seed_rows(
+            self.bank,
+            ns,
+            state["profile"].query,
+            seed_k=self.sk,
+            speakers=self.speakers,
+            other_speaker_penalty=self.other_speaker_penalty,
+            no_fact_penalty=self.no_fact_penalty,
+        )
+        how = (
+            f"; speaker {info.speaker!r}, also searched as {info.rewritten!r}"
+            if info.rewritten
+            else ""
+        )
+        if info.preferred:
+            how += f"; {info.own_hits} of {info.preferred!r}'s own turns"
+        return (
+            {"seeds": seeds},
+            f"namespace={ns}, seed_k={self.sk}",
+            f"{len(seeds)} host seeds{how}: {_ids(seeds)}",
+        )
+
+    async def seed_awork(
+        self, state: ReadState, config: RunnableConfig
+    ) -> tuple[dict[str, Any], str, str]:
+        return await run_in_executor(config, self.seed_work, state, config)
+
+    def expand_work(
+        self, state: ReadState, config: RunnableConfig
+    ) -> tuple[dict[str, Any], str, str]:
+        seeds = state.get("seeds") or []
+        pool = expand_pool(self.bank, state["namespace"], seeds, state["profile"])
+        n_rel = sum(1 for r in pool if r.bucket is Bucket.RELATION)
+        n_nbr = sum(1 for r in pool if r.bucket is Bucket.NEIGHBOUR)
+        return (
+            {"pool": pool},
+            f"{len(seeds)} seeds, view={state['profile'].view.value}",
+            f"pool of {len(pool)}: {len(pool) - n_rel - n_nbr} seed, {n_rel} relation, "
+            f"{n_nbr} neighbour",
+        )
+
+    async def expand_awork(
+        self, state: ReadState, config: RunnableConfig
+    ) -> tuple[dict[str, Any], str, str]:
+        return await run_in_executor(config, self.expand_work, state, config)
+
+    def _rank_finish(
+        self, state: ReadState, run: ControllerRun | None
+    ) -> tuple[dict[str, Any], str, str]:
+        pool = state.get("pool") or []
+        packet = assemble_packet(
+            state["profile"], pool, run, k=self.k, mode=self.controller_mode, use_labels=False
+        )
+        picks = [r.id[:8] for r in packet.rows if r.selected_by_controller]
+        return (
+            {"controller": run, "packet": packet},
+            f"pool of {len(pool)}, k={self.k}, controller={self.ctl.name} ({self.controller_mode})",
+            f"status={packet.controller_status}, picks=[{', '.join(picks)}], "
+            f"packet=[{_ids(packet.rows, self.k)}]",
+        )
+
+    def rank_work(
+        self, state: ReadState, config: RunnableConfig
+    ) -> tuple[dict[str, Any], str, str]:
+        pool = state.get("pool") or []
+        run = None
+        if self.controller_mode != "off" and pool:
+            run = self.ctl.run(state["profile"], pool, k=self.k, config=config)
+        return self._rank_finish(state, run)
+
+    async def rank_awork(
+        self, state: ReadState, config: RunnableConfig
+    ) -> tuple[dict[str, Any], str, str]:
+        pool = state.get("pool") or []
+        run = None
+        if self.controller_mode != "off" and pool:
+            run = await self.ctl.arun(state["profile"], pool, k=self.k, config=config)
+        return self._rank_finish(state, run)
+
+    # -------------------------------------------------------------------- QA level
+    def serialize_work(
+        self, state: ReadState, config: RunnableConfig
+    ) -> tuple[dict[str, Any], str, str]:
+        packet = state["packet"]
+        rows = label_rows(packet.rows, view=packet.profile.view, context=state.get("pool"))
+        labelled = packet.model_copy(update={"rows": rows})
+        text = serialize_packet(rows, with_time=True, with_labels=self.use_labels)
+        labels = ", ".join(r.label.value if r.label else "-" for r in rows)
+        return (
+            {"packet": labelled, "serialized": text},
+            f"{len(rows)} packet rows, labels {'on' if self.use_labels else 'off'}",
+            f"labels=[{labels}]",
+        )
+
+    async def serialize_awork(
+        self, state: ReadState, config: RunnableConfig
+    ) -> tuple[dict[str, Any], str, str]:
+        return self.serialize_work(state, config)
+
+    def _answer_out(self, answer: Answer, state: ReadState) -> tuple[dict[str, Any], str, str]:
+        shown = len(state["packet"].rows)
+        used = ", ".join(i[:8] for i in answer.evidence_ids)
+        failure = f" ({answer.error})" if answer.error else ""  # a failed model stays visible
+        return (
+            {"answer": answer},
+            f"{shown} rows, view={state['profile'].view.value}",
+            f"status={answer.status}{failure}, evidence=[{used}]",
+        )
+
+    def answer_work(
+        self, state: ReadState, config: RunnableConfig
+    ) -> tuple[dict[str, Any], str, str]:
+        extra = {"config": config} if self.qa_takes_config else {}
+        answer = self.qa.answer(state["question"], state["profile"], state["packet"].rows, **extra)
+        summary = trace_summary({**state, "answer": answer})
+        RunnableLambda(_identity, name="atma.trace").invoke(
+            summary, merge_configs(config, {"metadata": {"atma.trace": summary}})
+        )
+        return self._answer_out(answer, state)
+
+    async def answer_awork(
+        self, state: ReadState, config: RunnableConfig
+    ) -> tuple[dict[str, Any], str, str]:
+        extra = {"config": config} if self.qa_takes_config else {}
+        answer = await self.qa.aanswer(
+            state["question"], state["profile"], state["packet"].rows, **extra
+        )
+        summary = trace_summary({**state, "answer": answer})
+        await RunnableLambda(_identity, name="atma.trace").ainvoke(
+            summary, merge_configs(config, {"metadata": {"atma.trace": summary}})
+        )
+        return self._answer_out(answer, state)
+
+    def works(self) -> dict[str, tuple[_Work, _AWork]]:
+        """Each node's sync and async work function."""
+        return {
+            "profile": (self.profile_work, self.profile_awork),
+            "seed": (self.seed_work, self.seed_awork),
+            "expand": (self.expand_work, self.expand_awork),
+            "rank": (self.rank_work, self.rank_awork),
+            "serialize": (self.serialize_work, self.serialize_awork),
+            "answer": (self.answer_work, self.answer_awork),
+        }
+
+
+def create_read_graph(
     bank: StateBank,
     *,
     namespace: str | None = None,
@@ -257,161 +458,22 @@ def create_read_graph(  # noqa: C901, PLR0915 - to split (issue 27)
     if not (callable(getattr(qa, "answer", None)) and callable(getattr(qa, "aanswer", None))):
         raise ConfigError(f"answerer must provide answer() and aanswer(), got {type(qa).__name__}")
     prof = profiler if profiler is not None else QueryProfiler()
-    qa_takes_config = _accepts_config(qa.answer) and _accepts_config(qa.aanswer)
-    speakers = SpeakerDirectory(enabled=rewrite_speaker)
 
-    # -------------------------------------------------------------- retrieval level
-    def profile_work(state: ReadState, config: RunnableConfig) -> tuple[dict[str, Any], str, str]:
-        question = validate_query(state.get("question"))
-        ns = state.get("namespace") or namespace
-        if ns is None:
-            raise NamespaceError("no namespace: pass one in the input or to create_read_graph")
-        validate_namespace(ns)
-        p = prof.profile(question)
-        decided = f"view={p.view.value} " + json.dumps(p.probabilities, sort_keys=True)
-        return {"namespace": ns, "profile": p}, f"question of {len(question)} chars", decided
-
-    async def profile_awork(
-        state: ReadState, config: RunnableConfig
-    ) -> tuple[dict[str, Any], str, str]:
-        # the first question loads the state model from disk: never on the event loop
-        return await run_in_executor(config, profile_work, state, config)
-
-    def seed_work(state: ReadState, config: RunnableConfig) -> tuple[dict[str, Any], str, str]:
-        ns = state["namespace"]
-        seeds, info = speaker_seed_rows(
-            bank,
-            ns,
-            state["profile"].query,
-            seed_k=sk,
-            speakers=speakers,
-            other_speaker_penalty=other_speaker_penalty,
-            no_fact_penalty=no_fact_penalty,
-        )
-        how = (
-            f"; speaker {info.speaker!r}, also searched as {info.rewritten!r}"
-            if info.rewritten
-            else ""
-        )
-        if info.preferred:
-            how += f"; {info.own_hits} of {info.preferred!r}'s own turns"
-        return (
-            {"seeds": seeds},
-            f"namespace={ns}, seed_k={sk}",
-            f"{len(seeds)} host seeds{how}: {_ids(seeds)}",
-        )
-
-    async def seed_awork(
-        state: ReadState, config: RunnableConfig
-    ) -> tuple[dict[str, Any], str, str]:
-        return await run_in_executor(config, seed_work, state, config)
-
-    def expand_work(state: ReadState, config: RunnableConfig) -> tuple[dict[str, Any], str, str]:
-        seeds = state.get("seeds") or []
-        pool = expand_pool(bank, state["namespace"], seeds, state["profile"])
-        n_rel = sum(1 for r in pool if r.bucket is Bucket.RELATION)
-        n_nbr = sum(1 for r in pool if r.bucket is Bucket.NEIGHBOUR)
-        return (
-            {"pool": pool},
-            f"{len(seeds)} seeds, view={state['profile'].view.value}",
-            f"pool of {len(pool)}: {len(pool) - n_rel - n_nbr} seed, {n_rel} relation, "
-            f"{n_nbr} neighbour",
-        )
-
-    async def expand_awork(
-        state: ReadState, config: RunnableConfig
-    ) -> tuple[dict[str, Any], str, str]:
-        return await run_in_executor(config, expand_work, state, config)
-
-    def _rank_finish(
-        state: ReadState, run: ControllerRun | None
-    ) -> tuple[dict[str, Any], str, str]:
-        pool = state.get("pool") or []
-        packet = assemble_packet(
-            state["profile"], pool, run, k=kk, mode=controller_mode, use_labels=False
-        )
-        picks = [r.id[:8] for r in packet.rows if r.selected_by_controller]
-        return (
-            {"controller": run, "packet": packet},
-            f"pool of {len(pool)}, k={kk}, controller={ctl.name} ({controller_mode})",
-            f"status={packet.controller_status}, picks=[{', '.join(picks)}], "
-            f"packet=[{_ids(packet.rows, kk)}]",
-        )
-
-    def rank_work(state: ReadState, config: RunnableConfig) -> tuple[dict[str, Any], str, str]:
-        pool = state.get("pool") or []
-        run = None
-        if controller_mode != "off" and pool:
-            run = ctl.run(state["profile"], pool, k=kk, config=config)
-        return _rank_finish(state, run)
-
-    async def rank_awork(
-        state: ReadState, config: RunnableConfig
-    ) -> tuple[dict[str, Any], str, str]:
-        pool = state.get("pool") or []
-        run = None
-        if controller_mode != "off" and pool:
-            run = await ctl.arun(state["profile"], pool, k=kk, config=config)
-        return _rank_finish(state, run)
-
-    # -------------------------------------------------------------------- QA level
-    def serialize_work(state: ReadState, config: RunnableConfig) -> tuple[dict[str, Any], str, str]:
-        packet = state["packet"]
-        rows = label_rows(packet.rows, view=packet.profile.view, context=state.get("pool"))
-        labelled = packet.model_copy(update={"rows": rows})
-        text = serialize_packet(rows, with_time=True, with_labels=use_labels)
-        labels = ", ".join(r.label.value if r.label else "-" for r in rows)
-        return (
-            {"packet": labelled, "serialized": text},
-            f"{len(rows)} packet rows, labels {'on' if use_labels else 'off'}",
-            f"labels=[{labels}]",
-        )
-
-    async def serialize_awork(
-        state: ReadState, config: RunnableConfig
-    ) -> tuple[dict[str, Any], str, str]:
-        return serialize_work(state, config)
-
-    def _answer_out(answer: Answer, state: ReadState) -> tuple[dict[str, Any], str, str]:
-        shown = len(state["packet"].rows)
-        used = ", ".join(i[:8] for i in answer.evidence_ids)
-        failure = f" ({answer.error})" if answer.error else ""  # a failed model stays visible
-        return (
-            {"answer": answer},
-            f"{shown} rows, view={state['profile'].view.value}",
-            f"status={answer.status}{failure}, evidence=[{used}]",
-        )
-
-    def answer_work(state: ReadState, config: RunnableConfig) -> tuple[dict[str, Any], str, str]:
-        extra = {"config": config} if qa_takes_config else {}
-        answer = qa.answer(state["question"], state["profile"], state["packet"].rows, **extra)
-        summary = trace_summary({**state, "answer": answer})
-        RunnableLambda(_identity, name="atma.trace").invoke(
-            summary, merge_configs(config, {"metadata": {"atma.trace": summary}})
-        )
-        return _answer_out(answer, state)
-
-    async def answer_awork(
-        state: ReadState, config: RunnableConfig
-    ) -> tuple[dict[str, Any], str, str]:
-        extra = {"config": config} if qa_takes_config else {}
-        answer = await qa.aanswer(
-            state["question"], state["profile"], state["packet"].rows, **extra
-        )
-        summary = trace_summary({**state, "answer": answer})
-        await RunnableLambda(_identity, name="atma.trace").ainvoke(
-            summary, merge_configs(config, {"metadata": {"atma.trace": summary}})
-        )
-        return _answer_out(answer, state)
-
-    works: dict[str, tuple[_Work, _AWork]] = {
-        "profile": (profile_work, profile_awork),
-        "seed": (seed_work, seed_awork),
-        "expand": (expand_work, expand_awork),
-        "rank": (rank_work, rank_awork),
-        "serialize": (serialize_work, serialize_awork),
-        "answer": (answer_work, answer_awork),
-    }
+    nodes = _ReadNodes(
+        bank,
+        namespace=namespace,
+        k=kk,
+        seed_k=sk,
+        ctl=ctl,
+        controller_mode=controller_mode,
+        qa=qa,
+        use_labels=use_labels,
+        prof=prof,
+        rewrite_speaker=rewrite_speaker,
+        other_speaker_penalty=other_speaker_penalty,
+        no_fact_penalty=no_fact_penalty,
+    )
+    works = nodes.works()
     graph = StateGraph(ReadState, input_schema=ReadInput)
     prev = START
     for level, node in _NODES:

@@ -158,7 +158,7 @@ def _prepare(profile: LtpProfile, emb: Embeddings) -> _Profile:
     )
 
 
-def run_judge_bench(  # noqa: C901, PLR0915 - to split (issue 27)
+def run_judge_bench(
     path: str | Path,
     *,
     profiles: Sequence[str] | int | None = None,
@@ -212,16 +212,62 @@ def run_judge_bench(  # noqa: C901, PLR0915 - to split (issue 27)
             default_judge(), None if judge_model is None else LLMJudge(judge_model, fallback=None)
         )
     rng = random.Random(seed)
-    upd: dict[str, dict[str, Counter[str]]] = {}  # pair kind -> update type -> actions
-    unit_ok: dict[str, list[int]] = {}
-    neg: Counter[str] = Counter()
-    cross: Counter[str] = Counter()
-    dia: Counter[str] = Counter()
-    judge_s = 0.0
-    n_judged = 0
+    run = _BenchRun(judge, details)
+    for profile in tqdm(chosen, desc="profiles", disable=not progress):
+        prof = _prepare(profile, emb)
+        cues = run.units(profile, prof)
+        run.negatives(profile, prof, cues, negatives)
+        turns = np.flatnonzero(prof.dialog).tolist()
+        for i in sorted(rng.sample(turns, min(dialog_pairs, len(turns)))):
+            near = _earlier_of_speaker(prof, i, dialog_only=True)
+            if near.size:
+                run.dia[run.ask("dialog", profile, prof, int(near[0]), i, _NO_LINK)] += 1
+    ms = round(1000 * run.judge_s / max(run.n_judged, 1), 3)
+    return {
+        "update_pairs": {kind: _summary(run.upd[kind]) for kind in _PAIR_KINDS if kind in run.upd},
+        "units": _units_summary(run.unit_ok),
+        "hard_negatives": _false_links(run.neg),
+        "cross_unit": _false_links(run.cross),
+        "dialog_pairs": _false_links(run.dia),
+        "judge_ms_per_pair": ms,
+        "config": {
+            "file": str(path),
+            "profiles": [p.profile_id for p in chosen],
+            "judge": type(
+                judge.primary if isinstance(judge, EscalatingJudge) and judge.llm is None else judge
+            ).__name__,
+            "judge_model": part_name(judge_model) if judge_model is not None else None,
+            "judge_stats": judge_stats(judge) or None,
+            "negatives": negatives,
+            "dialog_pairs": dialog_pairs,
+            "seed": seed,
+            "encoder": encoder_name(emb),
+            "judged_pairs": run.n_judged,
+            "judge_ms_per_pair": ms,
+            "seconds": round(time.perf_counter() - t0, 1),
+        },
+    }
+
+
+class _BenchRun:
+    """The tallies of one judge bench run, and the pair judging that fills them."""
+
+    def __init__(self, judge: BaseJudge, details: list[dict[str, Any]] | None) -> None:
+        self.judge = judge
+        self.details = details
+        self.maker = _PairMaker("judge-bench")
+        self.upd: dict[str, dict[str, Counter[str]]] = {}  # pair kind -> type -> actions
+        self.unit_ok: dict[str, list[int]] = {}
+        self.neg: Counter[str] = Counter()
+        self.cross: Counter[str] = Counter()
+        self.dia: Counter[str] = Counter()
+        self.judge_s = 0.0
+        self.n_judged = 0
 
     def ask(
+        self,
         kind: str,
+        profile: LtpProfile,
         prof: _Profile,
         old: int,
         new: int,
@@ -231,14 +277,13 @@ def run_judge_bench(  # noqa: C901, PLR0915 - to split (issue 27)
         **extra: Any,
     ) -> str:
         """Judge one pair, time it, and note it in ``details``; returns the action."""
-        nonlocal judge_s, n_judged
-        inp = maker.make(prof, old, new, status)
+        inp = self.maker.make(prof, old, new, status)
         t = time.perf_counter()
-        verdict = judge.judge(inp)
-        judge_s += time.perf_counter() - t
-        n_judged += 1
-        if details is not None:
-            details.append(
+        verdict = self.judge.judge(inp)
+        self.judge_s += time.perf_counter() - t
+        self.n_judged += 1
+        if self.details is not None:
+            self.details.append(
                 {
                     "pair": kind,
                     "profile": profile.profile_id,
@@ -255,10 +300,9 @@ def run_judge_bench(  # noqa: C901, PLR0915 - to split (issue 27)
             )
         return verdict.action
 
-    maker = _PairMaker("judge-bench")
-    for profile in tqdm(chosen, desc="profiles", disable=not progress):
-        prof = _prepare(profile, emb)
-        cues: dict[int, str] = {}  # cue record -> its unit
+    def units(self, profile: LtpProfile, prof: _Profile) -> dict[int, str]:
+        """Judge every unit's pairs; returns each cue record's unit."""
+        cues: dict[int, str] = {}
         for u in profile.units:
             ut = u.update_type.value
             want = expected_actions(ut)
@@ -276,94 +320,78 @@ def run_judge_bench(  # noqa: C901, PLR0915 - to split (issue 27)
                     if kind == "transition_new" and acted["old_transition"] == "transition"
                     else RecordStatus.ACTIVE
                 )
-                action = acted[kind] = ask(
-                    kind, prof, a, b, want, status=status, unit_id=u.unit_id, update_type=ut
+                action = acted[kind] = self.ask(
+                    kind,
+                    profile,
+                    prof,
+                    a,
+                    b,
+                    want,
+                    status=status,
+                    unit_id=u.unit_id,
+                    update_type=ut,
                 )
-                upd.setdefault(kind, {}).setdefault(ut, Counter())[action] += 1
+                self.upd.setdefault(kind, {}).setdefault(ut, Counter())[action] += 1
             right = {kind: action in want for kind, action in acted.items()}
             ok = right["old_new"] or (
                 tr is not None and right["old_transition"] and right["transition_new"]
             )
-            unit_ok.setdefault(ut, []).append(int(ok))
+            self.unit_ok.setdefault(ut, []).append(int(ok))
+        return cues
+
+    def negatives(self, profile: LtpProfile, prof: _Profile, cues: dict[int, str], n: int) -> None:
+        """Each cue against the speaker's nearest earlier turns and other units' cues."""
         for i in sorted(cues):
-            for j in _earlier_of_speaker(prof, i, dialog_only=True)[:negatives]:
-                neg[ask("hard_negative", prof, int(j), i, _NO_LINK)] += 1
+            for j in _earlier_of_speaker(prof, i, dialog_only=True)[:n]:
+                self.neg[self.ask("hard_negative", profile, prof, int(j), i, _NO_LINK)] += 1
             others = [
                 int(j) for j in _earlier_of_speaker(prof, i) if cues.get(int(j), cues[i]) != cues[i]
             ]
-            for j in others[:negatives]:
-                cross[ask("cross_unit", prof, j, i, _NO_LINK)] += 1
-        turns = np.flatnonzero(prof.dialog).tolist()
-        for i in sorted(rng.sample(turns, min(dialog_pairs, len(turns)))):
-            near = _earlier_of_speaker(prof, i, dialog_only=True)
-            if near.size:
-                dia[ask("dialog", prof, int(near[0]), i, _NO_LINK)] += 1
+            for j in others[:n]:
+                self.cross[self.ask("cross_unit", profile, prof, j, i, _NO_LINK)] += 1
 
-    def summary(by_type: dict[str, Counter[str]]) -> dict[str, Any]:
-        rows: dict[str, dict[str, Any]] = {}
-        for ut, acts in sorted(by_type.items()):
-            n = sum(acts.values())
-            good = sum(c for a, c in acts.items() if a in expected_actions(ut))
-            rows[ut] = {
-                "pairs": n,
-                "correct": good,
-                "accuracy": round(good / max(n, 1), 4),
-                "actions": dict(acts.most_common()),
-            }
-        n = sum(int(r["pairs"]) for r in rows.values())
-        good = sum(int(r["correct"]) for r in rows.values())
-        return {
+
+def _summary(by_type: dict[str, Counter[str]]) -> dict[str, Any]:
+    rows: dict[str, dict[str, Any]] = {}
+    for ut, acts in sorted(by_type.items()):
+        n = sum(acts.values())
+        good = sum(c for a, c in acts.items() if a in expected_actions(ut))
+        rows[ut] = {
             "pairs": n,
             "correct": good,
             "accuracy": round(good / max(n, 1), 4),
-            "by_update_type": rows,
-        }
-
-    def false_links(acts: Counter[str]) -> dict[str, Any]:
-        n = sum(acts.values())
-        linked = n - acts.get("keep_both", 0)
-        return {
-            "pairs": n,
-            "false_links": linked,
-            "false_link_rate": round(linked / max(n, 1), 4),
             "actions": dict(acts.most_common()),
         }
+    n = sum(int(r["pairs"]) for r in rows.values())
+    good = sum(int(r["correct"]) for r in rows.values())
+    return {
+        "pairs": n,
+        "correct": good,
+        "accuracy": round(good / max(n, 1), 4),
+        "by_update_type": rows,
+    }
 
+
+def _false_links(acts: Counter[str]) -> dict[str, Any]:
+    n = sum(acts.values())
+    linked = n - acts.get("keep_both", 0)
+    return {
+        "pairs": n,
+        "false_links": linked,
+        "false_link_rate": round(linked / max(n, 1), 4),
+        "actions": dict(acts.most_common()),
+    }
+
+
+def _units_summary(unit_ok: dict[str, list[int]]) -> dict[str, Any]:
     units_all = [x for v in unit_ok.values() for x in v]
     return {
-        "update_pairs": {kind: summary(upd[kind]) for kind in _PAIR_KINDS if kind in upd},
-        "units": {
-            "units": len(units_all),
-            "correct": sum(units_all),
-            "accuracy": round(sum(units_all) / max(len(units_all), 1), 4),
-            "by_update_type": {
-                ut: {
-                    "units": len(v),
-                    "correct": sum(v),
-                    "accuracy": round(sum(v) / max(len(v), 1), 4),
-                }
-                for ut, v in sorted(unit_ok.items())
-            },
-        },
-        "hard_negatives": false_links(neg),
-        "cross_unit": false_links(cross),
-        "dialog_pairs": false_links(dia),
-        "judge_ms_per_pair": round(1000 * judge_s / max(n_judged, 1), 3),
-        "config": {
-            "file": str(path),
-            "profiles": [p.profile_id for p in chosen],
-            "judge": type(
-                judge.primary if isinstance(judge, EscalatingJudge) and judge.llm is None else judge
-            ).__name__,
-            "judge_model": part_name(judge_model) if judge_model is not None else None,
-            "judge_stats": judge_stats(judge) or None,
-            "negatives": negatives,
-            "dialog_pairs": dialog_pairs,
-            "seed": seed,
-            "encoder": encoder_name(emb),
-            "judged_pairs": n_judged,
-            "judge_ms_per_pair": round(1000 * judge_s / max(n_judged, 1), 3),
-            "seconds": round(time.perf_counter() - t0, 1),
+        "units": len(units_all),
+        "correct": sum(units_all),
+        "accuracy": round(sum(units_all) / max(len(units_all), 1), 4),
+        "by_update_type": {
+            ut: {"units": len(v), "correct": sum(v), "accuracy": round(sum(v) / max(len(v), 1), 4)}
+            for ut, v in sorted(unit_ok.items())
         },
     }
 

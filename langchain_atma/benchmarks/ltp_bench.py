@@ -525,7 +525,40 @@ def _rank(rec: MemoryRecord | None, ids: list[str]) -> int | None:
 # ----------------------------------------------------------------------------- driver
 
 
-def run_ltp_bench(  # noqa: PLR0915 - to split (issue 27)
+def _answers(
+    profile: LtpProfile,
+    bank: StateBank,
+    method: str,
+    *,
+    k: int,
+    seed_k: int,
+    controller: Any,
+    answer_model: BaseChatModel | None,
+) -> dict[str, dict[str, Any]]:
+    """One method's answer to every probe of a replayed profile, by probe id."""
+    from langchain_atma.retrieval.read_graph import create_read_graph
+
+    ns = _ns(profile)
+    answerer = (
+        LLMAnswerer(answer_model, use_labels=_READ.get(method, {}).get("use_labels", False))
+        if answer_model is not None
+        else None
+    )
+    if method == "host":
+        return {p.probe_id: _host_answer(bank, ns, p.question, k, answerer) for p in profile.probes}
+    graph = create_read_graph(
+        bank,
+        namespace=ns,
+        k=k,
+        seed_k=seed_k,
+        controller=controller,
+        answerer=answerer,
+        **_READ[method],
+    )
+    return {p.probe_id: _atma_answer(graph, ns, p.question) for p in profile.probes}
+
+
+def run_ltp_bench(
     ltp: LtpFile,
     *,
     k: int = 5,
@@ -573,8 +606,6 @@ def run_ltp_bench(  # noqa: PLR0915 - to split (issue 27)
     Raises:
         ConfigError: an unknown method, k < 1, or unknown profiles.
     """
-    from langchain_atma.retrieval.read_graph import create_read_graph
-
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise ConfigError(f"unknown method(s) {unknown}; choose from {', '.join(METHODS)}")
@@ -615,35 +646,19 @@ def run_ltp_bench(  # noqa: PLR0915 - to split (issue 27)
             st["flagged_pairs"] += rep.flagged_pairs
             st["candidate_pairs"] += rep.candidate_pairs
             st["seconds"] += rep.seconds.get("total", 0.0)
-        ns = _ns(profile)
-        answers: dict[str, dict[str, dict[str, Any]]] = {}
+        answers = {}
         for m in methods:
             if progress and hasattr(bar, "set_postfix_str"):
                 bar.set_postfix_str(f"{profile.profile_id}: answer {m}")
-            bank = banks[_BANK_OF[m]]
-            answerer = (
-                LLMAnswerer(answer_model, use_labels=_READ.get(m, {}).get("use_labels", False))
-                if answer_model is not None
-                else None
+            answers[m] = _answers(
+                profile,
+                banks[_BANK_OF[m]],
+                m,
+                k=k,
+                seed_k=seed_k,
+                controller=controller,
+                answer_model=answer_model,
             )
-            if m == "host":
-                answers[m] = {
-                    p.probe_id: _host_answer(bank, ns, p.question, k, answerer)
-                    for p in profile.probes
-                }
-            else:
-                graph = create_read_graph(
-                    bank,
-                    namespace=ns,
-                    k=k,
-                    seed_k=seed_k,
-                    controller=controller,
-                    answerer=answerer,
-                    **_READ[m],
-                )
-                answers[m] = {
-                    p.probe_id: _atma_answer(graph, ns, p.question) for p in profile.probes
-                }
         scored = _score_profile(profile, banks, answers, methods, audits, details)
         for m in methods:
             for key, vals in scored[m].items():

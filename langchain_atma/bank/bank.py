@@ -62,7 +62,6 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
-from datetime import datetime
 from enum import Enum
 from pathlib import Path
 from types import TracebackType
@@ -1325,11 +1324,6 @@ class StateBank:
                 self._cache_drop(namespace, touched)
                 self._write(rows, before, new_id="")
             return fixed
-
-    def latest_time(self, namespace: str) -> datetime | None:
-        """Time of the newest record of a namespace (None when empty)."""
-        recs = self.records(namespace)
-        return recs[-1].time if recs else None
 
 
 CENTROID_SEED_RECORDS = 512

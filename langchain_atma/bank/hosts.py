@@ -1106,10 +1106,3 @@ class VectorStoreHost:
         """Pending entries, oldest first."""
         with self._lock:
             return sorted(self._journal.items())
-
-
-def cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    """Cosine similarity of two vectors."""
-    va, vb = np.asarray(a, dtype=np.float32), np.asarray(b, dtype=np.float32)
-    den = float(np.linalg.norm(va) * np.linalg.norm(vb))
-    return float(va @ vb / den) if den else 0.0

@@ -78,7 +78,7 @@ from langchain_atma.qa.serializer import (
     serialize_packet,
 )
 from langchain_atma.records import LinkType, MemoryRecord, RecordStatus, validate_namespace
-from langchain_atma.retrieval.packets import EvidenceLabel, QueryProfile, QueryView
+from langchain_atma.retrieval.packets import DEFAULT_K, EvidenceLabel, QueryProfile, QueryView
 from langchain_atma.retrieval.pool import validate_k
 from langchain_atma.retrieval.profiler import QueryProfiler, profile_query
 from langchain_atma.retrievers import AtmaRetriever
@@ -345,7 +345,7 @@ def create_memory_tools(
     bank: StateBank,
     *,
     namespace: str | None = None,
-    k: int = 5,
+    k: int = DEFAULT_K,
     speaker: str = "user",
     write_options: Mapping[str, Any] | None = None,
 ) -> list[BaseTool]:
@@ -453,7 +453,7 @@ def create_atma_agent(
     tools: Sequence[BaseTool | Callable[..., Any]] = (),
     checkpointer: Any | None = None,
     store: Any | None = None,
-    k: int = 5,
+    k: int = DEFAULT_K,
     system_prompt: str | None = None,
     name: str = "atma_agent",
     remember: Callable[[str], bool] | None = about_self,

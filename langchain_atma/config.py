@@ -44,6 +44,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from langchain_atma.errors import ConfigError
+from langchain_atma.retrieval.packets import DEFAULT_K, DEFAULT_SEED_K
 
 __all__ = ["AtmaConfig", "ENV_VARS", "OLLAMA_HTTP_TIMEOUT_S"]
 
@@ -84,8 +85,8 @@ class AtmaConfig(BaseModel):
     controller_mode: Literal["online", "shadow", "off"] = Field(
         default="online", description="How the controller output is used."
     )
-    k: int = Field(default=5, ge=1, le=100, description="Evidence packet size.")
-    seed_k: int = Field(default=10, ge=1, le=1000, description="Host seed hits.")
+    k: int = Field(default=DEFAULT_K, ge=1, le=100, description="Evidence packet size.")
+    seed_k: int = Field(default=DEFAULT_SEED_K, ge=1, le=1000, description="Host seed hits.")
     max_judged: int = Field(
         default=12, ge=1, le=1000, description="Candidates per write the judge reads."
     )

@@ -61,6 +61,7 @@ from langchain_atma.bank.bank import StateBank
 from langchain_atma.bank.write_graph import MemoryEvent, ingest_events
 from langchain_atma.qa.serializer import EMPTY_PACKET_TEXT
 from langchain_atma.records import validate_namespace
+from langchain_atma.retrieval.packets import DEFAULT_K
 from langchain_atma.text import about_self
 
 __all__ = ["AtmaMemoryMiddleware", "AtmaMemoryState"]
@@ -102,7 +103,7 @@ class AtmaMemoryMiddleware(AgentMiddleware[AtmaMemoryState, Any]):
         bank: StateBank,
         *,
         namespace: str | None = None,
-        k: int = 5,
+        k: int = DEFAULT_K,
         speaker: str = "user",
         remember: Callable[[str], bool] | None = about_self,
         write_options: Mapping[str, Any] | None = None,

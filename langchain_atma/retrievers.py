@@ -55,7 +55,13 @@ from langchain_atma.retrieval.controller import (
     RetrieveController,
     apply_controller,
 )
-from langchain_atma.retrieval.packets import EvidencePacket, EvidenceRow, QueryProfile
+from langchain_atma.retrieval.packets import (
+    DEFAULT_K,
+    DEFAULT_SEED_K,
+    EvidencePacket,
+    EvidenceRow,
+    QueryProfile,
+)
 from langchain_atma.retrieval.pool import (
     DEFAULT_NO_FACT_PENALTY,
     DEFAULT_OTHER_SPEAKER_PENALTY,
@@ -189,8 +195,8 @@ class AtmaRetriever(BaseRetriever):
 
     bank: StateBank
     namespace: str
-    k: int = 5
-    seed_k: int = 10
+    k: int = DEFAULT_K
+    seed_k: int = DEFAULT_SEED_K
     profiler: QueryProfiler = Field(default_factory=QueryProfiler)
     controller: Any = Field(default_factory=OfflineController)
     controller_mode: Literal["off", "shadow", "online"] = "online"

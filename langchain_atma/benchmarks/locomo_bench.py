@@ -57,7 +57,7 @@ from langchain_atma.benchmarks.ltp_bench import (
 from langchain_atma.errors import ConfigError
 from langchain_atma.qa.answerer import LLMAnswerer, OfflineAnswerer
 from langchain_atma.retrieval.controller import LLMController
-from langchain_atma.retrieval.packets import Bucket, EvidenceRow
+from langchain_atma.retrieval.packets import DEFAULT_K, DEFAULT_SEED_K, Bucket, EvidenceRow
 from langchain_atma.retrieval.profiler import profile_query
 
 __all__ = ["CATEGORY_NAMES", "main", "run_locomo_bench"]
@@ -84,8 +84,8 @@ def _dia_ids(rows: Sequence[EvidenceRow], sample_id: str) -> list[str]:
 def run_locomo_bench(
     samples: Sequence[LocomoSample],
     *,
-    k: int = 5,
-    seed_k: int = 10,
+    k: int = DEFAULT_K,
+    seed_k: int = DEFAULT_SEED_K,
     methods: Sequence[str] = LOCOMO_METHODS,
     progress: bool = True,
     judge_model: BaseChatModel | None = None,

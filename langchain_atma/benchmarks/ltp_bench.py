@@ -84,7 +84,13 @@ from langchain_atma.qa.answerer import LLMAnswerer, OfflineAnswerer
 from langchain_atma.records import LinkType, MemoryRecord, RecordStatus
 from langchain_atma.retrieval.attribution import attribute_failure
 from langchain_atma.retrieval.controller import LLMController
-from langchain_atma.retrieval.packets import Bucket, EvidenceLabel, EvidenceRow
+from langchain_atma.retrieval.packets import (
+    DEFAULT_K,
+    DEFAULT_SEED_K,
+    Bucket,
+    EvidenceLabel,
+    EvidenceRow,
+)
 from langchain_atma.retrieval.profiler import profile_query
 
 __all__ = [
@@ -561,8 +567,8 @@ def _answers(
 def run_ltp_bench(
     ltp: LtpFile,
     *,
-    k: int = 5,
-    seed_k: int = 10,
+    k: int = DEFAULT_K,
+    seed_k: int = DEFAULT_SEED_K,
     methods: Sequence[str] = METHODS,
     profiles: Sequence[str] | int | None = None,
     embeddings: Embeddings | None = None,

@@ -72,6 +72,7 @@ from typing import Any
 import numpy as np
 
 from langchain_atma.errors import ConfigError
+from langchain_atma.retrieval.packets import DEFAULT_K, DEFAULT_SEED_K
 
 __all__ = ["main", "percentile", "run_perf"]
 
@@ -372,7 +373,10 @@ def read_curve(
             if srv is not None
             else StateBank(path=path, embeddings=emb)
         )
-        retrievers = {ns: AtmaRetriever(bank=bank, namespace=ns, k=5, seed_k=10) for ns in spaces}
+        retrievers = {
+            ns: AtmaRetriever(bank=bank, namespace=ns, k=DEFAULT_K, seed_k=DEFAULT_SEED_K)
+            for ns in spaces
+        }
         rows: list[dict[str, Any]] = []
         loaded = 0
         label = f"{namespaces} ns, {'server' if server else 'embedded'}"
@@ -405,7 +409,7 @@ def _query_leak(emb: Any, workdir: Path, n: int = 10_000) -> float:
     vecs = np.asarray(emb.encode(base_texts), dtype=np.float32)
     bank = StateBank(path=workdir / "leak", embeddings=emb)
     _bulk_load(bank, ["leak"], 0, 5000, base_texts, vecs, np.random.default_rng(1))
-    retriever = AtmaRetriever(bank=bank, namespace="leak", k=5, seed_k=10)
+    retriever = AtmaRetriever(bank=bank, namespace="leak", k=DEFAULT_K, seed_k=DEFAULT_SEED_K)
     qs = [q.replace("{p}", rng.choice(_PEOPLE)) for q in _QUESTIONS]
     qv = np.asarray(emb.encode(qs), dtype=np.float32)
     noise = np.random.default_rng(2)

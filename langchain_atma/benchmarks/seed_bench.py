@@ -46,6 +46,7 @@ from langchain_core.embeddings import Embeddings
 
 from langchain_atma.benchmarks.ltp_format import LtpProfile, load_ltp, select_profiles
 from langchain_atma.embeddings import unit_vectors_by_text
+from langchain_atma.retrieval.packets import DEFAULT_K, DEFAULT_SEED_K
 from langchain_atma.retrieval.pool import DEFAULT_NO_FACT_PENALTY, DEFAULT_OTHER_SPEAKER_PENALTY
 from langchain_atma.retrieval.rewrite import (
     first_person_query,
@@ -64,7 +65,7 @@ def _named(question: str, speakers: set[str]) -> str | None:
 
 
 def _profile_rows(
-    profile: LtpProfile, emb: Embeddings, k: int, seed_k: int = 10
+    profile: LtpProfile, emb: Embeddings, k: int, seed_k: int = DEFAULT_SEED_K
 ) -> list[dict[str, Any]]:
     speakers = {e.speaker for e in profile.events}
     questions = [p.question for p in profile.probes]
@@ -114,7 +115,7 @@ def run_seed_bench(
     path: str | Path,
     *,
     profiles: Sequence[str] | int | None = None,
-    k: int = 5,
+    k: int = DEFAULT_K,
     embeddings: Embeddings | None = None,
     progress: bool = True,
 ) -> dict[str, Any]:

@@ -14,7 +14,14 @@ from pydantic import BaseModel, Field
 
 from langchain_atma.records import MemoryRecord
 
+DEFAULT_K = 5
+"""Rows of an evidence packet, unless asked otherwise."""
+DEFAULT_SEED_K = 10
+"""Host seed hits of a question, unless asked otherwise (at least ``k``)."""
+
 __all__ = [
+    "DEFAULT_K",
+    "DEFAULT_SEED_K",
     "Bucket",
     "EvidenceLabel",
     "EvidencePacket",

@@ -62,7 +62,13 @@ import numpy as np
 from langchain_atma._checks import optional_non_negative
 from langchain_atma.errors import InvalidQueryError
 from langchain_atma.records import LinkType, MemoryRecord, validate_namespace
-from langchain_atma.retrieval.packets import Bucket, EvidenceRow, QueryProfile, QueryView
+from langchain_atma.retrieval.packets import (
+    DEFAULT_SEED_K,
+    Bucket,
+    EvidenceRow,
+    QueryProfile,
+    QueryView,
+)
 from langchain_atma.retrieval.rewrite import (
     first_person_query,
     name_candidates,
@@ -173,7 +179,7 @@ def seed_rows(
     namespace: str,
     query: str,
     *,
-    seed_k: int = 10,
+    seed_k: int = DEFAULT_SEED_K,
     query_vector: Sequence[float] | np.ndarray | None = None,
 ) -> list[EvidenceRow]:
     """A_q: the host's semantic hits, in host order, with their scores.
@@ -296,7 +302,7 @@ def speaker_seed_rows(
     namespace: str,
     query: str,
     *,
-    seed_k: int = 10,
+    seed_k: int = DEFAULT_SEED_K,
     speakers: SpeakerDirectory | None = None,
     query_vector: Sequence[float] | np.ndarray | None = None,
     other_speaker_penalty: float | None = DEFAULT_OTHER_SPEAKER_PENALTY,
@@ -572,7 +578,7 @@ def build_pool(
     namespace: str,
     profile: QueryProfile,
     *,
-    seed_k: int = 10,
+    seed_k: int = DEFAULT_SEED_K,
     query_vector: Sequence[float] | np.ndarray | None = None,
     max_hops: int = DEFAULT_MAX_HOPS,
 ) -> list[EvidenceRow]:

@@ -53,7 +53,14 @@ from langchain_atma.retrieval.controller import (
     OfflineController,
     RetrieveController,
 )
-from langchain_atma.retrieval.packets import Bucket, EvidencePacket, EvidenceRow, QueryProfile
+from langchain_atma.retrieval.packets import (
+    DEFAULT_K,
+    DEFAULT_SEED_K,
+    Bucket,
+    EvidencePacket,
+    EvidenceRow,
+    QueryProfile,
+)
 from langchain_atma.retrieval.pool import (
     DEFAULT_NO_FACT_PENALTY,
     DEFAULT_OTHER_SPEAKER_PENALTY,
@@ -393,8 +400,8 @@ def create_read_graph(
     bank: StateBank,
     *,
     namespace: str | None = None,
-    k: int = 5,
-    seed_k: int = 10,
+    k: int = DEFAULT_K,
+    seed_k: int = DEFAULT_SEED_K,
     controller: RetrieveController | None = None,
     controller_mode: str = "online",
     answerer: Any | None = None,

@@ -170,26 +170,30 @@ def _bulk_load(
     base_texts: list[str],
     base_vecs: np.ndarray,
     rng: np.random.Generator,
-    chunk: int = 50_000,
+    chunk: int = 2000,
 ) -> None:
     """Write records [start, stop) directly as host rows (precomputed vectors).
 
     Record ``j`` belongs to namespace ``spaces[j % len(spaces)]``; every 20th record of
-    a namespace is superseded by that namespace's next record. Rows are built
-    ``chunk`` records at a time and written one namespace per call.
+    a namespace is superseded by that namespace's next record. Each namespace's new
+    records are written together, at most ``chunk`` rows per call, so every call goes
+    to one collection.
     """
     from langchain_atma.text import cues
 
     # the flag the write path stores (so the seed search's demotion runs as on a real bank)
     states_fact = [cues(t).statement for t in base_texts]
-    for lo in range(start, stop, chunk):
-        by_ns: dict[str, list[Any]] = {}
-        for j in range(lo, min(stop, lo + chunk)):
-            row = _bulk_row(j, spaces, stop, base_texts, base_vecs, states_fact, rng)
-            by_ns.setdefault(row.metadata["atma_ns"], []).append(row)
-        for rows in by_ns.values():  # one namespace per call: one collection each
-            for k in range(0, len(rows), 2000):
-                bank.host.upsert(rows[k : k + 2000])
+    n_ns = len(spaces)
+    for i in range(n_ns):
+        first = start + (i - start) % n_ns  # the namespace's first record in the range
+        js = range(first, stop, n_ns)
+        for lo in range(0, len(js), chunk):
+            bank.host.upsert(
+                [
+                    _bulk_row(j, spaces, stop, base_texts, base_vecs, states_fact, rng)
+                    for j in js[lo : lo + chunk]
+                ]
+            )
 
 
 def _bulk_row(

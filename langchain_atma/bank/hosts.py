@@ -280,14 +280,11 @@ class ChromaHost:
         self.lock_scope: str | None = None
         self._overfetch = max(1, overfetch)
         self._create = create
-        try:
-            names = {getattr(c, "name", c) for c in client.list_collections()}
-        except Exception as exc:  # noqa: BLE001
-            raise _wrap_chroma_errors(exc, "list collections") from exc
-        if not create and collection_name not in names:
+        if not create and not self._exists(collection_name):
+            banks = sorted(n for n in self._collection_names() if "-ns-" not in n and "__" not in n)
             raise BankNotFoundError(
                 f"no bank collection {collection_name!r} here"
-                + (f" (collections: {', '.join(sorted(names))})" if names else "")
+                + (f" (banks: {', '.join(banks)})" if banks else "")
             )
         try:
             self.collection = client.get_or_create_collection(
@@ -301,7 +298,7 @@ class ChromaHost:
             )
             self._registry: NamespaceRegistry | None = (
                 NamespaceRegistry(client, collection_name)
-                if registry_name(collection_name) in names
+                if self._exists(registry_name(collection_name))
                 else None
             )
             self.layout: Layout = self._open_layout(layout)
@@ -722,7 +719,20 @@ class ChromaHost:
         return problems
 
     def _collection_names(self) -> set[str]:
-        return {getattr(c, "name", c) for c in self.client.list_collections()}
+        try:
+            return {getattr(c, "name", c) for c in self.client.list_collections()}
+        except Exception as exc:  # noqa: BLE001
+            raise _wrap_chroma_errors(exc, "list collections") from exc
+
+    def _exists(self, name: str) -> bool:
+        """Whether the client has a collection of that name (one lookup, no listing)."""
+        try:
+            self.client.get_collection(name, embedding_function=None)
+        except Exception as exc:  # noqa: BLE001 - chromadb raises NotFoundError / ValueError
+            if isinstance(_wrap_chroma_errors(exc, "open collection"), HostUnavailableError):
+                raise _wrap_chroma_errors(exc, "open collection") from exc
+            return False
+        return True
 
     def _orphans(self, names: set[str], listed: set[str]) -> list[str]:
         prefix = f"{self.collection_name}-ns-"

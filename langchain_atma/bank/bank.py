@@ -421,7 +421,6 @@ class StateBank:
         )
         self._lock = threading.RLock()
         self._shared = bool(getattr(host, "is_server", False))
-        self._ids_per_namespace = bool(getattr(host, "namespaced", False))
         if process_lock is None:
             process_lock = self._shared
         scope = getattr(host, "lock_scope", None)
@@ -778,7 +777,7 @@ class StateBank:
             clash = self.host.get(
                 [record.id],
                 include_embeddings=False,
-                namespace=ns if self._ids_per_namespace else None,
+                namespace=ns if getattr(self.host, "namespaced", False) else None,
             )
             if clash:
                 if clash[0].metadata.get("atma_ns") == ns and clash[0].text == record.content:
@@ -1156,7 +1155,6 @@ class StateBank:
             raise ConfigError(f"{type(self.host).__name__} has one layout; nothing to migrate")
         self.recover()
         out: dict[str, int] = move(lock=self.writer_lock, progress=progress)
-        self._ids_per_namespace = bool(getattr(self.host, "namespaced", False))
         if self._cache is not None:
             with self._cache_lock:
                 self._cache.clear()
@@ -1174,9 +1172,7 @@ class StateBank:
     def repair_layout(self) -> list[str]:
         """Complete what a crash left of a migration or of a namespace's creation."""
         fix = getattr(self.host, "repair_layout", None)
-        fixed = list(fix()) if callable(fix) else []
-        self._ids_per_namespace = bool(getattr(self.host, "namespaced", False))
-        return fixed
+        return list(fix()) if callable(fix) else []
 
     def verify(self, namespace: str) -> list[Violation]:
         """Check the bank invariants for a namespace; returns the violations found."""

@@ -220,17 +220,29 @@ def _floats(vector: Any) -> list[float]:
     return [float(x) for x in vector]
 
 
-def _namespaces_in(collection: Any, page: int = 5000) -> set[str]:
-    """The namespaces of the rows of one collection (reads every row's metadata)."""
-    names: set[str] = set()
+def _pages(
+    collection: Any, *, include: list[str], where: dict[str, Any] | None = None, page: int = 5000
+) -> Iterable[dict[str, Any]]:
+    """A collection's rows matching ``where``, ``page`` rows per read."""
     offset = 0
     while True:
-        got = collection.get(include=["metadatas"], limit=page, offset=offset)
-        mds = got.get("metadatas") or []
-        names.update(str(md[NS_KEY]) for md in mds if md and md.get(NS_KEY))
-        if len(mds) < page:
-            return names
+        got = collection.get(where=where, include=include, limit=page, offset=offset)
+        if not got["ids"]:
+            return
+        yield got
+        if len(got["ids"]) < page:
+            return
         offset += page
+
+
+def _namespaces_in(collection: Any) -> set[str]:
+    """The namespaces of the rows of one collection (reads every row's metadata)."""
+    return {
+        str(md[NS_KEY])
+        for got in _pages(collection, include=["metadatas"])
+        for md in got.get("metadatas") or []
+        if md and md.get(NS_KEY)
+    }
 
 
 class ChromaHost:
@@ -784,27 +796,14 @@ class ChromaHost:
         left = self._drop_single_rows(page)
         return {"namespaces": spaces, "rows": copied, "left_over": left}
 
-    def _legacy_pages(
-        self, where: dict[str, Any] | None, page: int, embeddings: bool
-    ) -> Iterable[dict[str, Any]]:
-        include = ["documents", "metadatas"] + (["embeddings"] if embeddings else [])
-        offset = 0
-        while True:
-            got = self.collection.get(where=where, include=include, limit=page, offset=offset)
-            if not got["ids"]:
-                return
-            yield got
-            if len(got["ids"]) < page:
-                return
-            offset += page
-
     def _copy_namespace(self, registry: NamespaceRegistry, ns: str, page: int) -> int:
         name = registry.register(ns, state="copying")
         coll = self.client.get_or_create_collection(
             name, embedding_function=None, configuration={"hnsw": {"space": "cosine"}}
         )
         n = 0
-        for got in self._legacy_pages({NS_KEY: ns}, page, embeddings=True):
+        include = ["documents", "metadatas", "embeddings"]
+        for got in _pages(self.collection, include=include, where={NS_KEY: ns}, page=page):
             coll.upsert(
                 ids=got["ids"],
                 embeddings=got["embeddings"],
@@ -819,9 +818,7 @@ class ChromaHost:
 
     def _same_ids(self, ns: str) -> bool:
         old = {
-            i
-            for got in self._legacy_pages({NS_KEY: ns}, 5000, embeddings=False)
-            for i in got["ids"]
+            i for got in _pages(self.collection, include=[], where={NS_KEY: ns}) for i in got["ids"]
         }
         try:
             new = self.client.get_collection(

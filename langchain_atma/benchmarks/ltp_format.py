@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from enum import Enum
 from pathlib import Path
@@ -387,6 +388,14 @@ def validate_ltp(
     return problems
 
 
+@dataclass(frozen=True)
+class _EventIndex:
+    """A profile's events by id, and their positions in the stream."""
+
+    events: dict[str, LtpEvent]
+    position: dict[str, int]
+
+
 def _validate_profile(
     profile: LtpProfile, where: str, strict: bool, expected_units: int | None, add: Any
 ) -> None:
@@ -396,9 +405,13 @@ def _validate_profile(
         add(f"{where}.units: profile {pid} has {count} units, expected {expected_units}")
     if strict:
         _check_chronology(profile, where, add)
+    index = _EventIndex(
+        {e.event_id: e for e in profile.events},
+        {e.event_id: n for n, e in enumerate(profile.events)},
+    )
     used_by: dict[str, str] = {}
     for j, unit in enumerate(profile.units):
-        _check_unit(profile, unit, f"{where}.units[{j}]", strict, used_by, add)
+        _check_unit(profile, index, unit, f"{where}.units[{j}]", strict, used_by, add)
     _check_cue_events(profile, where, strict, used_by, add)
     _check_probes(profile, where, strict, add)
 
@@ -414,10 +427,16 @@ def _check_chronology(profile: LtpProfile, where: str, add: Any) -> None:
 
 
 def _check_unit(
-    profile: LtpProfile, unit: LtpUnit, uw: str, strict: bool, used_by: dict[str, str], add: Any
+    profile: LtpProfile,
+    index: _EventIndex,
+    unit: LtpUnit,
+    uw: str,
+    strict: bool,
+    used_by: dict[str, str],
+    add: Any,
 ) -> None:
     """A unit's cue references, their order in the stream, and its two values."""
-    events = {e.event_id: e for e in profile.events}
+    events = index.events
     refs = [
         ("old_event_id", unit.old_event_id, EventKind.CUE_OLD),
         ("new_event_id", unit.new_event_id, EventKind.CUE_NEW),
@@ -445,16 +464,15 @@ def _check_unit(
                 f"{uw}.{field}: cue {event_id} is spoken by {event.speaker!r}, "
                 f"not the subject {profile.subject!r}"
             )
-    _check_cue_order(profile, unit, uw, strict, add)
+    _check_cue_order(index, unit, uw, strict, add)
     if not _key(unit.old_value) or not _key(unit.current_value):
         add(f"{uw}: unit {unit.unit_id} has a value with no scorable tokens")
     elif _key(unit.old_value) == _key(unit.current_value):
         add(f"{uw}: unit {unit.unit_id} old and current values are the same after normalization")
 
 
-def _check_cue_order(profile: LtpProfile, unit: LtpUnit, uw: str, strict: bool, add: Any) -> None:
-    position = {e.event_id: n for n, e in enumerate(profile.events)}
-    events = {e.event_id: e for e in profile.events}
+def _check_cue_order(index: _EventIndex, unit: LtpUnit, uw: str, strict: bool, add: Any) -> None:
+    events, position = index.events, index.position
     old = events.get(unit.old_event_id)
     new = events.get(unit.new_event_id)
     if old is None or new is None:

@@ -237,3 +237,12 @@ def test_a_new_bank_refuses_the_single_layout_after_the_fact(tmp_path: Path) -> 
     StateBank(path=tmp_path / "b", embeddings=_emb()).add(MemoryRecord(namespace="u", content="hi"))
     with pytest.raises(ConfigError, match="namespaced layout"):
         ChromaHost.persistent(tmp_path / "b", layout="single")
+
+
+def test_atma_migrate_of_a_missing_bank_is_a_clear_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["migrate", "--path", str(tmp_path / "none")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("atma: error: no bank at") and "Traceback" not in err
+    assert not (tmp_path / "none").exists()  # nothing created
